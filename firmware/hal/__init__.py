@@ -1,0 +1,1 @@
+# Hardware faces of the shoe's mechanism: `simmech` (simulated) now, `rp2` (Pico) later.

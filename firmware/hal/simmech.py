@@ -1,0 +1,73 @@
+# The simulated mechanism: it holds the physical stack of cards in the magazine (loaded by the
+# shoe's face-down shuffles), dispenses one card per feed as the card reader sees it, and
+# produces the faults the scenario format names. The engine never looks inside it: it only
+# sees what comes out.
+from shoe.cards import UP
+
+ROUTE_BURN = 1
+
+DOUBLE_FEED = "double_feed"
+FOREIGN = "foreign"
+DUPLICATE = "duplicate"
+BOXED = "boxed"
+NO_BURN = "no_burn"
+AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
+
+
+class SimMech:
+    def __init__(self):
+        self.stack = []          # physical magazine, top card at the end
+        self.misrouted = False   # the last feed's card went to the other route
+        self.feeds = 0           # feeds in the current step
+        self.faults = []         # armed: [kind, at, code]
+        self.no_burn = False
+        self.fired = 0
+        self._out = []
+
+    def load(self, stub):
+        """The shuffler has laid the stub's cards in this order (top at the end)."""
+        self.stack[:] = stub
+
+    def arm(self, kind, at=0, code=0):
+        if kind == NO_BURN:
+            self.no_burn = True
+        else:
+            self.faults.append([kind, at, code])
+
+    def begin_step(self):
+        self.feeds = 0
+
+    def pending(self):
+        """Faults armed but not yet reached (they carry to the next step that dispenses)."""
+        return len(self.faults) + (1 if self.no_burn else 0)
+
+    def feed(self, route):
+        self.feeds += 1
+        out = self._out
+        del out[:]
+        self.misrouted = False
+        if route == ROUTE_BURN and self.no_burn:
+            self.no_burn = False
+            self.misrouted = True
+        fault = None
+        for f in self.faults:
+            if f[1] == self.feeds:
+                fault = f
+                break
+        if fault is not None:
+            self.faults.remove(fault)
+            self.fired += 1
+            kind = fault[0]
+            if kind == FOREIGN or kind == DUPLICATE:
+                out.append(fault[2])
+                return out
+            if kind == BOXED:
+                out.append(self.stack.pop() | UP)
+                return out
+            out.append(self.stack.pop())
+            if self.stack:
+                out.append(self.stack.pop())
+            return out
+        if self.stack:
+            out.append(self.stack.pop())
+        return out

@@ -1,0 +1,240 @@
+# Runs a scenario file (a hand described as the table saw it) against the engine and the
+# simulated mechanism, and returns the hand record. The whole file is checked before anything
+# runs: a bad scenario is rejected with a message naming the step.
+#
+# As a script (CPython or MicroPython): reads one scenario, or a list of them, as JSON on stdin
+# and prints the record(s) as JSON; a rejected scenario prints {"error": message}.
+import json
+import sys
+
+from shoe import cards as C
+from shoe import games as G
+from shoe.errors import ShoeError
+from shoe.hand import Hand, ACTIONS
+from shoe.record import record
+from shoe.rng import SeededRandom
+from hal.simmech import SimMech, AT_FAULTS, FOREIGN, DUPLICATE, NO_BURN
+
+TOP_KEYS = ("game", "rules", "house", "seats", "button", "deck", "seed", "steps",
+            "title", "description", "expect", "expect_error", "sim_only")
+FAULTS = AT_FAULTS + (NO_BURN, "jam")
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _card(text, where):
+    try:
+        return C.parse(text)
+    except ValueError as e:
+        raise ScenarioError("%s: %s" % (where, e))
+
+
+def _seat(step, key, seats, where):
+    v = step.get(key)
+    if not _int(v) or not (G.SEAT_MIN <= v <= G.SEAT_MAX) or v not in seats:
+        raise ScenarioError("%s: impossible seat %r (seats in play: %s)" % (
+            where, v, ", ".join(str(s) for s in seats)))
+    return v
+
+
+def check(scn):
+    """Check the whole scenario. Returns (hand arguments, steps as tuples)."""
+    if not isinstance(scn, dict):
+        raise ScenarioError("a scenario is a JSON object")
+    for key in scn:
+        if key not in TOP_KEYS:
+            raise ScenarioError("unknown key %r (keys: %s)" % (key, ", ".join(TOP_KEYS)))
+    game = scn.get("game")
+    if game not in G.GAMES:
+        raise ScenarioError("unknown game %r (games: %s)" % (game, ", ".join(G.names())))
+    kind, deck_kind = G.GAMES[game][0], G.GAMES[game][1]
+    seats = scn.get("seats")
+    if not isinstance(seats, list):
+        raise ScenarioError("seats must be a list of seat numbers")
+    deck = scn.get("deck")
+    order = None
+    if deck is not None:
+        if not isinstance(deck, list):
+            raise ScenarioError("deck must be a list of cards")
+        order = []
+        for i in range(len(deck)):
+            code = _card(deck[i], "deck card %d" % (i + 1))
+            if not C.in_deck(code, deck_kind):
+                raise ScenarioError("deck card %d: %s is not in the %s deck" % (
+                    i + 1, deck[i], game))
+            order.append(code)
+    seed = scn.get("seed")
+    if seed is not None and not _int(seed):
+        raise ScenarioError("seed must be an integer")
+    steps = scn.get("steps")
+    if not isinstance(steps, list):
+        raise ScenarioError("steps must be a list")
+    out = []
+    for i in range(len(steps)):
+        out.append(_check_step(steps[i], i + 1, game, deck_kind, seats))
+    args = (game, seats, scn.get("button"), scn.get("rules", "tda2024"), scn.get("house") or {},
+            order, seed)
+    return args, out
+
+
+def _check_step(step, n, game, deck_kind, seats):
+    if not isinstance(step, dict) or "do" not in step:
+        raise ScenarioError("step %d: a step is an object with \"do\"" % n)
+    do = step["do"]
+    where = "step %d (%s)" % (n, do)
+    if do == "deal":
+        k = step.get("cards")
+        if k is not None and (not _int(k) or k < 1):
+            raise ScenarioError("%s: cards must be a positive integer" % where)
+        return ("deal", k)
+    if do in ("street", "premature", "misdeal", "end"):
+        return (do,)
+    if do == "draw":
+        discards = step.get("discards", {})
+        if not isinstance(discards, dict):
+            raise ScenarioError("%s: discards must map seats to cards" % where)
+        out = {}
+        for key in discards:
+            try:
+                seat = int(key)
+            except ValueError:
+                seat = None
+            if seat not in seats:
+                raise ScenarioError("%s: impossible seat %r" % (where, key))
+            cards = discards[key]
+            if not isinstance(cards, list):
+                raise ScenarioError("%s: seat %s's discards must be a list" % (where, key))
+            codes = []
+            for text in cards:
+                code = _card(text, where)
+                if not C.in_deck(code, deck_kind):
+                    raise ScenarioError("%s: %s is not in the %s deck" % (where, text, game))
+                codes.append(code)
+            out[seat] = codes
+        return ("draw", out)
+    if do == "action":
+        seat = _seat(step, "seat", seats, where)
+        if step.get("kind") not in ACTIONS:
+            raise ScenarioError("%s: unknown action %r (actions: %s)" % (
+                where, step.get("kind"), ", ".join(ACTIONS)))
+        return ("action", seat, step["kind"])
+    if do == "expose":
+        seat = _seat(step, "seat", seats, where)
+        k = step.get("card")
+        if not _int(k) or k < 1:
+            raise ScenarioError("%s: card must be the card's number (1 = first received)" % where)
+        return ("expose", seat, k)
+    if do == "fault":
+        kind = step.get("kind")
+        if kind not in FAULTS:
+            raise ScenarioError("%s: unknown fault %r (faults: %s)" % (
+                where, kind, ", ".join(FAULTS)))
+        if kind == "jam":
+            mixed = step.get("mixed_with", [])
+            if not isinstance(mixed, list) or [m for m in mixed if m not in ("muck", "burns")]:
+                raise ScenarioError("%s: mixed_with takes \"muck\" and/or \"burns\"" % where)
+            return ("jam", mixed, bool(step.get("order_kept", False)))
+        if kind == NO_BURN:
+            return ("fault", kind, 0, 0)
+        at = step.get("at")
+        if not _int(at) or at < 1:
+            raise ScenarioError("%s: at must be 1 or more (the n-th card of the next step)" % where)
+        code = 0
+        if kind == FOREIGN or kind == DUPLICATE:
+            code = _card(step.get("card"), where)
+            if kind == FOREIGN and C.in_deck(code, deck_kind):
+                raise ScenarioError("%s: %s is part of the %s deck, not a foreign card" % (
+                    where, step.get("card"), game))
+            if kind == DUPLICATE and not C.in_deck(code, deck_kind):
+                raise ScenarioError("%s: %s is not in the %s deck: use a foreign fault" % (
+                    where, step.get("card"), game))
+        return ("fault", kind, at, code)
+    raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, expose, premature, "
+                        "fault, misdeal, end)" % where)
+
+
+def new_seed():
+    try:
+        import os
+        return int.from_bytes(os.urandom(8), "big")
+    except (ImportError, AttributeError):
+        import random
+        return random.getrandbits(30)
+
+
+def start(args):
+    """A fresh hand and simulated mechanism for a checked scenario."""
+    game, seats, button, rules, house, order, seed = args
+    mech = SimMech()
+    rng = SeededRandom(new_seed() if seed is None else seed)
+    try:
+        hand = Hand(game, seats, button, rules, house, rng, mech, order)
+    except ShoeError as e:
+        raise ScenarioError(e.message)
+    return hand, mech
+
+
+def apply(hand, mech, step):
+    """One checked step. Raises ShoeError (nothing changed) for a step wrong in this state."""
+    do = step[0]
+    if do == "deal":
+        hand.deal(step[1])
+    elif do == "street":
+        hand.street()
+    elif do == "draw":
+        hand.draw(step[1])
+    elif do == "action":
+        hand.action(step[1], step[2])
+    elif do == "expose":
+        hand.expose(step[1], step[2])
+    elif do == "premature":
+        hand.premature()
+    elif do == "misdeal":
+        hand.misdeal()
+    elif do == "end":
+        hand.end()
+    elif do == "jam":
+        hand.jam(step[1], step[2])
+    else:  # fault on the mechanism, for the next step that dispenses
+        mech.arm(step[1], step[2], step[3])
+
+
+def run(scn):
+    """Run a scenario dict; return the hand record."""
+    args, steps = check(scn)
+    hand, mech = start(args)
+    for i in range(len(steps)):
+        step = steps[i]
+        mech.begin_step()
+        try:
+            apply(hand, mech, step)
+        except ShoeError as e:
+            raise ScenarioError("step %d (%s): %s" % (i + 1, scn["steps"][i]["do"], e.message))
+        if step[0] != "fault" and mech.feeds and mech.pending():
+            raise ScenarioError("step %d (%s): a fault armed for it was not reached (%d cards "
+                                "dispensed)" % (i + 1, step[0], mech.feeds))
+    if mech.pending():
+        raise ScenarioError("a fault is armed after the last step: no step dispensed its card")
+    return record(hand)
+
+
+def main():
+    data = json.loads(sys.stdin.read())
+    batch = isinstance(data, list)
+    out = []
+    for scn in (data if batch else [data]):
+        try:
+            out.append(run(scn))
+        except ScenarioError as e:
+            out.append({"error": str(e)})
+    print(json.dumps(out if batch else out[0]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,730 @@
+# One hand at the table: the shoe's operations and the procedures it applies by itself.
+# Every operation checks everything first (raising ShoeError) and only then changes state, so a
+# rejected operation changes nothing. Cards change zone only through Zones.move().
+from shoe.compat import const
+from shoe import cards as C
+from shoe import games as G
+from shoe import house as H
+from shoe import procedures as P
+from shoe.errors import ShoeError, E_ARG, E_STATE
+from shoe.rng import shuffle, cut
+from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
+                        OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS,
+                        MIX_STUB, MIX_MUCK, MIX_BURNS)
+
+# status
+DEALING = const(0)
+COMPLETE = const(1)
+MISDEAL = const(2)
+VOID = const(3)
+STATUS_NAMES = ("dealing", "complete", "misdeal", "void")
+
+# mechanism routes
+ROUTE_OUT = const(0)
+ROUTE_BURN = const(1)
+
+# feed contexts: what an extra card means depends on where it came out
+CTX_DEAL = const(0)      # initial deal
+CTX_BURN = const(1)      # a burn
+CTX_FLOPBURN = const(2)  # the flop's burn
+CTX_FLOP = const(3)      # a flop card
+CTX_STREET = const(4)    # turn, river, stud street, community card
+CTX_DRAW = const(5)      # a draw
+CTX_REPLACE = const(6)   # a replacement card
+
+# seat states
+LIVE = const(1)
+FOLDED = const(2)
+DEAD = const(3)
+
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+CHIPS = (False, True, True, True, False, True)
+
+_PROC = P.INDEX
+
+
+class Hand:
+    def __init__(self, game, seats, button, rules="tda2024", house=None, rng=None, mech=None,
+                 order=None):
+        """order: the deck in load order (first card out first); None shuffles with rng."""
+        if game not in G.GAMES:
+            raise ShoeError(E_ARG, "unknown game %r (games: %s)" % (game, ", ".join(G.names())))
+        kind, deck_kind, hole, draws, maxp = G.GAMES[game]
+        try:
+            settings = H.profile(rules, house)
+        except ValueError as e:
+            raise ShoeError(E_ARG, str(e))
+        seats = _check_seats(seats, maxp, game)
+        if kind != G.STUD or button is not None:
+            if not isinstance(button, int) or isinstance(button, bool) or not (
+                    G.SEAT_MIN <= button <= G.SEAT_MAX):
+                raise ShoeError(E_ARG, "button must be a seat number 1..10, not %r" % (button,))
+        deck = C.deck(deck_kind)
+        if order is not None:
+            if len(order) != len(deck) or sorted(order) != deck:
+                raise ShoeError(E_ARG, "deck must hold each of the game's %d cards once" % len(deck))
+        self.game = game
+        self.rules = rules
+        self.house = settings
+        self.kind = kind
+        self.deck_kind = deck_kind
+        self.hole = hole
+        self.draws = draws
+        self.button = button
+        self.seats = seats
+        self.order = _deal_order(seats, button if kind != G.STUD else 0)
+        self.rng = rng
+        self.mech = mech
+        self.z = Zones(deck, seats)
+        self.state = bytearray(G.SEAT_MAX + 1)
+        for s in seats:
+            self.state[s] = LIVE
+        self.status = DEALING
+        self.reason = None
+        self.initial_total = hole * len(seats)
+        self.initial_done = 0
+        self.nstreet = 0          # later streets dealt (board: 1 flop .. 3 river; stud: 1 = 4th)
+        self.draw_round = 0
+        self.window_closed = False
+        self.n_actions = 0
+        self.n_chips = 0
+        self.dispensed = 0
+        self.first_two = bytearray(b"\xff\xff")
+        self.exposures = 0
+        self.boxed_initial = 0
+        self.extra_initial = 0
+        self.replace_queue = []   # seats owed a card for an exposed one, after the deal
+        self.down3 = []           # stud seats whose third card comes down (RP-10-A)
+        self.reserved = []        # aside cards that will be the next burns
+        self.returning = []       # aside cards to return to the stub before the next street
+        self.skip_burn = False
+        self.noburn = False
+        self.last_street = None   # cards of the last street step, for a premature report
+        self.street_burns = bytearray(b"\xff" * 8)
+        self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
+        if order is None:
+            self._reshuffle(MIX_STUB, False)
+        else:
+            stub = self.z.stub
+            for i in range(len(order)):
+                stub[len(order) - 1 - i] = order[i]
+            self._load()
+
+    # ---------------------------------------------------------------- queries
+
+    def live(self, seat):
+        return self.state[seat] == LIVE
+
+    def live_seats(self):
+        return [s for s in self.order if self.state[s] == LIVE]
+
+    def window_open(self):
+        """The misdeal window (TDA 36 substantial action, or Robert's two actions)."""
+        if self.window_closed:
+            return False
+        if self.house["misdeal_window"] == "tda36":
+            return not (self.n_actions >= 3 or (self.n_actions >= 2 and self.n_chips >= 1))
+        return self.n_actions < 2
+
+    def initial_complete(self):
+        return self.initial_done >= self.initial_total
+
+    def streets_total(self):
+        return self.draws if self.kind == G.DRAW else G.streets(self.kind)
+
+    def streets_done(self):
+        return self.draw_round if self.kind == G.DRAW else self.nstreet
+
+    # ---------------------------------------------------------------- checks
+
+    def _check_dealing(self):
+        if self.status != DEALING:
+            raise ShoeError(E_STATE, "the hand is over (%s)" % STATUS_NAMES[self.status])
+
+    def _check_seat(self, seat):
+        if not isinstance(seat, int) or isinstance(seat, bool) or seat not in self.z.seats:
+            raise ShoeError(E_ARG, "seat %r is not in this hand (seats: %s)" % (
+                seat, ", ".join(str(s) for s in self.seats)))
+
+    def _check_street(self):
+        if not self.initial_complete():
+            raise ShoeError(E_STATE, "the initial deal is not complete")
+        if self.streets_done() >= self.streets_total():
+            raise ShoeError(E_STATE, "no %s left in %s" % (
+                "draw" if self.kind == G.DRAW else "street", self.game))
+        if len(self.live_seats()) < 2:
+            raise ShoeError(E_STATE, "fewer than two live hands: end the hand")
+
+    # ---------------------------------------------------------------- operations
+
+    def deal(self, count=None):
+        """The initial deal, or only the next `count` cards of it."""
+        self._check_dealing()
+        remaining = self.initial_total - self.initial_done
+        if remaining <= 0:
+            raise ShoeError(E_STATE, "the initial deal is already complete")
+        if count is not None:
+            if not isinstance(count, int) or isinstance(count, bool) or not (
+                    1 <= count <= remaining):
+                raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
+        self.last_street = None
+        self._deal_initial(self.initial_done + (remaining if count is None else count))
+
+    def street(self):
+        """The next street: burn, then the board cards or one card per live stud seat."""
+        self._check_dealing()
+        if self.kind == G.DRAW:
+            raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
+        self._check_street()
+        self.window_closed = True
+        self.nstreet += 1
+        self.last_street = []
+        if self.kind == G.BOARD:
+            self._board_street()
+        else:
+            self._stud_street()
+
+    def draw(self, discards):
+        """One draw round: burn, then each live seat in turn discards and draws."""
+        self._check_dealing()
+        if self.kind != G.DRAW:
+            raise ShoeError(E_STATE, "%s has no draw" % self.game)
+        self._check_street()
+        if not isinstance(discards, dict):
+            raise ShoeError(E_ARG, "discards must map seats to cards")
+        for seat in discards:
+            self._check_seat(seat)
+            if not self.live(seat):
+                raise ShoeError(E_STATE, "seat %d is not in the hand" % seat)
+            held = [c & C.CODE for c in self.z.seats[seat]]
+            seen = []
+            for code in discards[seat]:
+                if code not in held or code in seen:
+                    raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
+                seen.append(code)
+        self.window_closed = True
+        self.draw_round += 1
+        self.last_street = None
+        if self._burn(CTX_BURN) < 0:
+            return
+        tag = self.draw_round * 16
+        for seat in self.order:
+            if self.state[seat] != LIVE or seat not in discards:
+                continue
+            ds = discards[seat]
+            for code in ds:
+                self.z.move(code, MUCK)
+                self.discards[code] = tag + seat
+            for _ in range(len(ds)):
+                if len(self.z.stub) <= 1:
+                    self._draw_reshuffle(seat)
+                if self._fill(SEAT0 + seat, False, CTX_DRAW) < 0:
+                    return
+
+    def action(self, seat, kind):
+        """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards."""
+        self._check_dealing()
+        self._check_seat(seat)
+        if kind not in ACTIONS:
+            raise ShoeError(E_ARG, "unknown action %r (actions: %s)" % (kind, ", ".join(ACTIONS)))
+        if not self.live(seat):
+            raise ShoeError(E_STATE, "seat %d is not in the hand" % seat)
+        if self.initial_done == 0:
+            raise ShoeError(E_STATE, "no cards have been dealt yet")
+        if not self.initial_complete():
+            if self._short_at_action(seat) < 0:
+                return
+        k = ACTIONS.index(kind)
+        self.z.note(OP_ACTION, seat, k)
+        self.n_actions += 1
+        if CHIPS[k]:
+            self.n_chips += 1
+        if kind == "fold" and self.state[seat] == LIVE:
+            self._kill(seat, FOLDED)
+
+    def expose(self, seat, index):
+        """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""
+        self._check_dealing()
+        self._check_seat(seat)
+        held = self.z.seats[seat]
+        if not isinstance(index, int) or isinstance(index, bool) or not (1 <= index <= len(held)):
+            raise ShoeError(E_ARG, "seat %d holds %d card(s); no card %r" % (seat, len(held), index))
+        if held[index - 1] & C.UP:
+            raise ShoeError(E_STATE, "seat %d's card %d is already face up" % (seat, index))
+        self.last_street = None
+        code = held[index - 1] & C.CODE
+        if self.kind == G.STUD:
+            self._expose_stud(seat, index - 1, code)
+        elif self.kind == G.DRAW and self.draw_round > 0:
+            if self.house["draw_exposed"] == "replace":
+                self._proc("draw-exposed-replaced", seat)
+                self.z.move(code, MUCK)
+                self._fill(SEAT0 + seat, False, CTX_REPLACE)
+            else:
+                self._plays(seat, code)
+        elif self.nstreet == 0 and self.window_open():
+            self._expose_holecard(seat, code)
+        else:
+            self._plays(seat, code)
+
+    def premature(self):
+        """The cards of the last street step were dealt before betting had finished (RP-5)."""
+        self._check_dealing()
+        if self.last_street is None or self.kind == G.DRAW:
+            raise ShoeError(E_STATE, "premature applies only right after a street is dealt")
+        cards = self.last_street
+        self.last_street = None
+        if self.kind == G.BOARD and self.nstreet == 2 and self.house["premature_turn"] == "set_aside":
+            self._proc("premature-turn-aside")
+            for code in cards:
+                self.z.move(code, ASIDE)
+                self.returning.append(code)
+            self.nstreet -= 1
+            return
+        if self.kind == G.STUD:
+            pid = "premature-stud"
+        else:
+            pid = ("premature-flop", "premature-turn", "premature-river")[self.nstreet - 1]
+        self._proc(pid)
+        for code in cards:
+            self.z.move(code, STUB)
+        self._reshuffle(MIX_STUB)
+        self.nstreet -= 1
+        self.skip_burn = True
+
+    def jam(self, mixed_with=(), order_kept=False):
+        """The stub is disordered, optionally mixed with the muck and/or burns (RP-4)."""
+        self._check_dealing()
+        for what in mixed_with:
+            if what not in ("muck", "burns"):
+                raise ShoeError(E_ARG, "mixed_with takes muck and/or burns, not %r" % (what,))
+        if order_kept and mixed_with:
+            raise ShoeError(E_ARG, "a stub mixed with other cards cannot keep its order")
+        if not self.z.stub:
+            raise ShoeError(E_STATE, "no stub left")
+        self.last_street = None
+        self.skip_burn = False
+        if order_kept:
+            self._proc("stub-restored")
+            return
+        mask = MIX_STUB
+        if mixed_with:
+            self._proc("stub-mixed-reshuffle")
+            if "muck" in mixed_with:
+                mask |= MIX_MUCK
+                self._gather(self.z.muck)
+            if "burns" in mixed_with:
+                mask |= MIX_BURNS
+                self._gather(self.z.burns)
+        else:
+            self._proc("stub-reshuffle")
+        self._reshuffle(mask)
+
+    def misdeal(self):
+        """The floor declares a misdeal: only while the misdeal window is open."""
+        self._check_dealing()
+        if not self.window_open():
+            raise ShoeError(E_STATE, "the misdeal window has closed (%s): the hand must proceed" % (
+                "TDA 36 substantial action" if self.house["misdeal_window"] == "tda36"
+                else "two players have acted"))
+        self._end(MISDEAL, "misdeal-floor")
+
+    def end(self):
+        """The hand is over. Cards kept aside for a later burn go to the muck."""
+        self._check_dealing()
+        self.last_street = None
+        if self.reserved or self.returning:
+            self._proc("reserved-burn-mucked")
+            for code in self.reserved + self.returning:
+                self.z.move(code, MUCK)
+            self.reserved = []
+            self.returning = []
+        self.status = COMPLETE
+        self.z.note(OP_STATUS, COMPLETE)
+
+    # ---------------------------------------------------------------- dealing
+
+    def _initial_slot(self, i):
+        n = len(self.order)
+        rnd = i // n
+        seat = self.order[i - rnd * n]
+        up = self.kind == G.STUD and G.STUD_DEAL_UP[rnd] and seat not in self.down3
+        return seat, up
+
+    def _deal_initial(self, end):
+        while self.initial_done < end:
+            seat, up = self._initial_slot(self.initial_done)
+            if self.state[seat] != LIVE:
+                self.initial_done += 1
+                continue
+            r = self._dispense(SEAT0 + seat, up, CTX_DEAL)
+            if r < 0:
+                return -1
+            self.initial_done += r
+        if self.initial_complete():
+            return self._after_initial()
+        return 0
+
+    def _after_initial(self):
+        while self.replace_queue:
+            seat = self.replace_queue.pop(0)
+            self._proc("exposed-replaced", seat)
+            if self._fill(SEAT0 + seat, False, CTX_REPLACE) < 0:
+                return -1
+        return 0
+
+    def _board_street(self):
+        s = self.nstreet
+        if self.returning and s == 3:
+            self._proc("premature-turn-return")
+            self._gather(self.returning)
+            self.returning = []
+            self._reshuffle(MIX_STUB)
+            self.skip_burn = True
+        flop = s == 1
+        self.noburn = False
+        before = len(self.z.board)
+        if self._burn(CTX_FLOPBURN if flop else CTX_BURN) < 0:
+            return
+        want = before + G.BOARD_STREETS[s - 1]
+        while len(self.z.board) < want:
+            if self._dispense(BOARD, True, CTX_FLOP if flop else CTX_STREET) < 0:
+                return
+        if flop and self.noburn:
+            self._no_burn_flop(before)
+        elif flop and len(self.z.board) > want:
+            self._four_card_flop(before)
+
+    def _stud_street(self):
+        s = self.nstreet
+        community = False
+        if s == G.STUD_LAST:
+            community = self._short_stub()
+        if self._burn(CTX_BURN) < 0:
+            return
+        self.street_burns[s] = self.z.burns[-1] if self.z.burns else 0xff
+        if community:
+            self._fill(BOARD, True, CTX_STREET)
+            return
+        up = G.STUD_STREETS[s - 1]
+        for seat in self.order:
+            if self.state[seat] == LIVE:
+                if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
+                    return
+
+    def _short_stub(self):
+        """RP-10-H, before 7th street. Returns True when a community card is dealt instead."""
+        required = len(self.live_seats()) + 2
+        n = len(self.z.stub)
+        if n >= required:
+            return False
+        prior = []
+        for s in (1, 2, 3):
+            code = self.street_burns[s]
+            if code != 0xff and self.z.where[code] == BURNS:
+                prior.append(code)
+        if n + len(prior) >= required:
+            self._proc("short-stub-a")
+            self._gather(prior)
+            self._reshuffle(MIX_STUB | MIX_BURNS)
+            return False
+        if n >= 3:
+            self._proc("short-stub-b")
+            return True
+        self._proc("short-stub-c")
+        self._gather(prior)
+        self._reshuffle(MIX_STUB | MIX_BURNS)
+        return True
+
+    def _burn(self, ctx):
+        """One burn for a street: none after a premature re-deal or a 39-A pick, a card kept
+        aside for it if there is one, else the top of the stub."""
+        if self.skip_burn:
+            self.skip_burn = False
+            return 1
+        if self.reserved:
+            self.z.move(self.reserved.pop(0), BURNS)
+            return 1
+        return self._fill(BURNS, False, ctx)
+
+    def _fill(self, dest, up, ctx):
+        """Feed until one card has landed in dest (scraps are replaced by the next card)."""
+        while True:
+            r = self._dispense(dest, up, ctx)
+            if r != 0:
+                return r
+
+    def _dispense(self, dest, up, ctx):
+        """One feed of the mechanism toward dest; reconcile what the reader saw.
+        Returns 1 when a card landed in dest, 0 when it must be fed again, -1 when the hand ended."""
+        if not self.z.stub:
+            raise ShoeError(E_STATE, "the stub is empty")
+        reads = self.mech.feed(ROUTE_BURN if dest == BURNS else ROUTE_OUT)
+        misrouted = self.mech.misrouted
+        filled = 0
+        for raw in reads:
+            code = raw & C.CODE
+            if not C.in_deck(code, self.deck_kind):
+                if self._nonstandard(code):
+                    return -1
+                continue
+            if self.z.where[code] != STUB:
+                self.z.remove(code)
+                self._end(VOID, "fouled-deck")
+                return -1
+            if raw & C.UP:
+                if self._boxed(code, ctx):
+                    return -1
+                continue
+            if self.z.stub[-1] != code:
+                self._proc("out-of-sequence")
+            if self.dispensed < 2:
+                self.first_two[self.dispensed] = code
+            self.dispensed += 1
+            if filled:
+                if self._extra(code, dest, up, ctx) < 0:
+                    return -1
+                continue
+            filled = 1
+            if misrouted and dest == BURNS:
+                if ctx == CTX_FLOPBURN:
+                    self.noburn = True
+                    self.z.move(code, BOARD, True)
+                    self.last_street.append(code)
+                    continue
+                self._proc("burn-misrouted")
+            self.z.move(code, dest, up)
+            if self.last_street is not None and dest != BURNS:
+                self.last_street.append(code)
+        return filled
+
+    def _extra(self, code, dest, up, ctx):
+        """A second card came out of one feed (double feed)."""
+        if ctx == CTX_DEAL:
+            self.z.move(code, dest, up)
+            if self.house["extra_holecard"] == "misdeal" or self.extra_initial >= 1:
+                if self.window_open():
+                    self._end(MISDEAL, "misdeal-extra-card")
+                    return -1
+            self.extra_initial += 1
+            self._proc("extra-holecard-burn", dest - SEAT0)
+            self.z.move(code, ASIDE)
+            self.reserved.append(code)
+            return 0
+        if ctx == CTX_BURN or ctx == CTX_FLOPBURN:
+            if self.house["extra_burn"] == "stays":
+                self._proc("extra-burn-stays")
+                self.z.move(code, BURNS)
+            else:
+                self._proc("extra-burn-next")
+                self.z.move(code, ASIDE)
+                self.reserved.append(code)
+            return 0
+        if ctx == CTX_FLOP:
+            self.z.move(code, BOARD, True)
+            self.last_street.append(code)
+            return 0
+        if self.streets_done() < self.streets_total():
+            self._proc("extra-card-burn")
+            self.z.move(code, ASIDE)
+            self.reserved.append(code)
+        else:
+            self._proc("extra-card-muck")
+            self.z.move(code, MUCK)
+        return 0
+
+    def _nonstandard(self, code):
+        """A joker or a card from another deck. Returns True when it ends the hand."""
+        self.z.remove(code)
+        if self.house["nonstandard_card"] == "misdeal" and self.window_open():
+            self._end(MISDEAL, "misdeal-nonstandard")
+            return True
+        self._proc("nonstandard-scrap")
+        return False
+
+    def _boxed(self, code, ctx):
+        """A card face up in the stub: a scrap, replaced by the next card."""
+        self._proc("boxed-scrap")
+        self.z.move(code, MUCK)
+        if ctx == CTX_DEAL:
+            self.boxed_initial += 1
+            if self.boxed_initial >= 2 and self.window_open():
+                self._end(MISDEAL, "misdeal-boxed")
+                return True
+        return False
+
+    # ---------------------------------------------------------------- procedures
+
+    def _expose_holecard(self, seat, code):
+        """Flop (and draw) games, during the deal, window open (procedure 1)."""
+        if code == self.first_two[0] or code == self.first_two[1] or self.exposures >= 1:
+            self._end(MISDEAL, "misdeal-exposed")
+            return
+        self.exposures += 1
+        if self.house["exposed_holecard"] == "burn":
+            self._proc("exposed-to-burn", seat)
+            self.z.move(code, ASIDE)
+            self.reserved.append(code)
+        else:
+            self._proc("exposed-to-muck", seat)
+            self.z.move(code, MUCK)
+        self.replace_queue.append(seat)
+        if self.initial_complete():
+            self._after_initial()
+
+    def _expose_stud(self, seat, pos, code):
+        if pos < 2 and self.nstreet == 0:
+            self._proc("stud-exposed-upcard", seat)
+            self.z.turn_up(seat, code)
+            if len(self.z.seats[seat]) < 3 and seat not in self.down3:
+                self.down3.append(seat)
+        elif pos == 6:
+            if self.house["stud_7th_exposed"] == "replace":
+                self._proc("stud-7th-replaced", seat)
+                self.z.move(code, MUCK)
+                self._fill(SEAT0 + seat, False, CTX_REPLACE)
+            else:
+                self._proc("stud-7th-plays", seat)
+                self.z.turn_up(seat, code)
+        else:
+            self._plays(seat, code)
+
+    def _plays(self, seat, code):
+        self._proc("exposed-plays", seat)
+        self.z.turn_up(seat, code)
+
+    def _four_card_flop(self, before):
+        board = self.z.board
+        if self.house["four_card_flop"] == "scramble":
+            self._proc("flop4-scramble")
+            n = len(board) - before
+            k = self.rng.below(n)
+            self.z.note(OP_PICK, BOARD, n)
+            code = board[before + k]
+            self.z.move(code, BURNS)
+            self.last_street.remove(code)
+            if self.house["flop4_pick_is_turn_burn"]:
+                self.skip_burn = True
+            return
+        self._proc("flop4-reshuffle")
+        self._gather(board[before:])
+        self.last_street = []
+        self._reshuffle(MIX_STUB)
+        while len(board) < before + 3:
+            if self._dispense(BOARD, True, CTX_STREET) < 0:
+                return
+
+    def _no_burn_flop(self, before):
+        board = self.z.board
+        if self.house["no_burn_flop"] == "scramble":
+            self._proc("no-burn-scramble")
+            k = self.rng.below(3)
+            self.z.note(OP_PICK, BOARD, 3)
+        else:
+            self._proc("no-burn-restore")
+            k = 0
+        code = board[before + k]
+        self.z.move(code, BURNS)
+        self.last_street.remove(code)
+        self._fill(BOARD, True, CTX_STREET)
+
+    def _draw_reshuffle(self, seat):
+        """The stub cannot cover a draw: last card plus earlier discards, reshuffled."""
+        own = self.draw_round * 16 + seat
+        pool = []
+        for code in self.z.muck:
+            tag = self.discards[code]
+            if tag and (tag != own or self.house["draw_reshuffle_own_discards"]):
+                pool.append(code)
+        if not pool:
+            return
+        self._proc("draw-reshuffle", seat)
+        self._gather(pool)
+        self._reshuffle(MIX_STUB | MIX_MUCK)
+
+    def _short_at_action(self, actor):
+        """Procedure 9, missing cards: an action arrived while the initial deal is incomplete."""
+        only_button = self.kind != G.STUD
+        for i in range(self.initial_done, self.initial_total):
+            seat, _ = self._initial_slot(i)
+            if seat != self.order[-1]:
+                only_button = False
+        if only_button:
+            button = self.order[-1]
+            if actor == button:
+                self._proc("button-dead", button)
+                self._kill(button, DEAD)
+                self.initial_done = self.initial_total
+                return self._after_initial()
+            self._proc("button-completed", button)
+            return self._deal_initial(self.initial_total)
+        if self.house["short_hand"] == "misdeal" and self.window_open():
+            self._end(MISDEAL, "misdeal-short")
+            return -1
+        self._proc("short-completed")
+        return self._deal_initial(self.initial_total)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _kill(self, seat, state):
+        held = self.z.seats[seat]
+        while held:
+            self.z.move(held[0] & C.CODE, MUCK)
+        self.state[seat] = state
+
+    def _gather(self, codes):
+        """Cards back into the stub (face down), ahead of a reshuffle."""
+        for code in list(codes):
+            self.discards[code] = 0
+            self.z.move(code, STUB)
+
+    def _reshuffle(self, mask, log=True):
+        """A face-down reshuffle of the stub in the mechanism, then a cut if the house says so."""
+        stub = self.z.stub
+        shuffle(self.rng, stub)
+        if log:
+            self.z.note(OP_SHUFFLE, mask, len(stub))
+        if self.house["cut_after_reshuffle"] and log:
+            cut(self.rng, stub)
+            self.z.note(OP_CUT, len(stub))
+        self._load()
+
+    def _load(self):
+        if self.mech is not None:
+            self.mech.load(self.z.stub)
+
+    def _proc(self, pid, seat=0):
+        self.z.note(OP_PROC, _PROC[pid], seat)
+
+    def _end(self, status, pid):
+        self._proc(pid)
+        self.status = status
+        self.reason = P.text(_PROC[pid])
+        self.last_street = None
+        self.z.note(OP_STATUS, status)
+
+
+def _check_seats(seats, maxp, game):
+    if not isinstance(seats, (list, tuple)):
+        raise ShoeError(E_ARG, "seats must be a list of seat numbers")
+    out = []
+    for s in seats:
+        if not isinstance(s, int) or isinstance(s, bool) or not (G.SEAT_MIN <= s <= G.SEAT_MAX):
+            raise ShoeError(E_ARG, "impossible seat %r (seats are 1..10)" % (s,))
+        if s in out:
+            raise ShoeError(E_ARG, "seat %d listed twice" % s)
+        out.append(s)
+    if not (2 <= len(out) <= maxp):
+        raise ShoeError(E_ARG, "%s deals to 2..%d seats, not %d" % (game, maxp, len(out)))
+    out.sort()
+    return out
+
+
+def _deal_order(seats, button):
+    """Clockwise (ascending, wrapping) from the first occupied seat after the button."""
+    first = 0
+    for i in range(len(seats)):
+        if seats[i] > button:
+            first = i
+            break
+    return seats[first:] + seats[:first]

@@ -1,0 +1,64 @@
+# House settings: every point where TDA 2024 and Robert's Rules differ or are silent, by name.
+# A profile is a rulebook's defaults with named overrides on top.
+
+PROFILES = ("tda2024", "robert")
+
+# name, TDA 2024 default, Robert's default, allowed values, where it comes from
+SETTINGS = (
+    ("misdeal_window", "tda36", "two_actions", ("tda36", "two_actions"),
+     "TDA 36 substantial action / RRoP Misdeals: two players acted after the blinds"),
+    ("exposed_holecard", "burn", "burn", ("burn", "muck"),
+     "RRoP Hold'em 1 (TDA silent): a single exposed hole card becomes the flop burn, or is mucked"),
+    ("extra_holecard", "misdeal", "burn", ("misdeal", "burn"),
+     "TDA 35-A-5 wrong number of cards / RRoP Hold'em 2: one extra card becomes the burn"),
+    ("short_hand", "misdeal", "complete", ("misdeal", "complete"),
+     "TDA 35-A-5 / RRoP Misdeal e: short seats (not the button) at the first action"),
+    ("premature_turn", "reshuffle", "set_aside", ("reshuffle", "set_aside"),
+     "TDA RP-5-B / RRoP Hold'em 8: premature turn"),
+    ("four_card_flop", "scramble", "reshuffle", ("scramble", "reshuffle"),
+     "TDA 39-A / RRoP Hold'em 3: four-card flop"),
+    ("flop4_pick_is_turn_burn", True, True, (True, False),
+     "TDA 39-A with Rule 38: the card picked from a four-card flop is the turn's burn"),
+    ("no_burn_flop", "scramble", "restore", ("scramble", "restore"),
+     "TDA 39-B / RRoP Hold'em 4: flop dealt without a burn, before action"),
+    ("extra_burn", "stays", "next_burn", ("stays", "next_burn"),
+     "TDA 38 / RRoP Hold'em 5: a second card in the burn tray"),
+    ("nonstandard_card", "misdeal", "scrap", ("misdeal", "scrap"),
+     "TDA 35-A-6 and 35-D / RRoP Irregularities 8: joker or wrong-deck card"),
+    ("stud_7th_exposed", "replace", "replace", ("replace", "keep"),
+     "TDA RP-10-B: a 7th-street card exposed by the dealer"),
+    ("draw_exposed", "replace", "replace", ("replace", "keep"),
+     "house rule: a card exposed on the draw is mucked and replaced"),
+    ("draw_reshuffle_own_discards", False, False, (False, True),
+     "house rule (TDA 39-D): the drawing seat's own discards join a draw reshuffle"),
+    ("cut_after_reshuffle", True, True, (True, False),
+     "TDA RP-4 / RRoP: a random cut after every face-down reshuffle"),
+)
+
+_INDEX = {}
+for _i, _row in enumerate(SETTINGS):
+    _INDEX[_row[0]] = _i
+
+
+def profile(rules, overrides=None):
+    """The settings dict of a rulebook with overrides. Raises ValueError with a clear message."""
+    if rules not in PROFILES:
+        raise ValueError("unknown rules %r (allowed: %s)" % (rules, ", ".join(PROFILES)))
+    col = 1 if rules == "tda2024" else 2
+    out = {}
+    for row in SETTINGS:
+        out[row[0]] = row[col]
+    if overrides:
+        if not isinstance(overrides, dict):
+            raise ValueError("house overrides must be an object of setting: value")
+        for key in overrides:
+            if key not in _INDEX:
+                raise ValueError("unknown house setting %r (known: %s)" % (
+                    key, ", ".join(row[0] for row in SETTINGS)))
+            allowed = SETTINGS[_INDEX[key]][3]
+            value = overrides[key]
+            if value not in allowed or type(value) is not type(allowed[0]):
+                raise ValueError("house setting %s: %r not allowed (allowed: %s)" % (
+                    key, value, ", ".join(repr(a) for a in allowed)))
+            out[key] = value
+    return out

@@ -1,0 +1,82 @@
+# The hand record: what the host sees of a hand. The stub is a count: its cards and order never
+# appear here.
+from shoe import cards as C
+from shoe import procedures as P
+from shoe.zones import (zone_name, STUB, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_STATUS, MIX_MUCK, MIX_BURNS)
+from shoe.hand import STATUS_NAMES, ACTIONS
+
+
+def _names(codes):
+    return [C.name(c) for c in codes]
+
+
+def log_entries(hand, start=0):
+    """Decode the compact log from entry `start` on, as the record's list of dicts."""
+    log = hand.z.log
+    out = []
+    i = start * 4
+    while i < len(log):
+        op, a, b, c = log[i], log[i + 1], log[i + 2], log[i + 3]
+        i += 4
+        if op == OP_MOVE:
+            e = {"card": C.name(a), "to": zone_name(c & 0x7f), "up": bool(c & 0x80)}
+            if b != STUB:
+                e["from"] = zone_name(b)
+        elif op == OP_SHUFFLE:
+            what = "stub"
+            if a & MIX_MUCK:
+                what += "+muck"
+            if a & MIX_BURNS:
+                what += "+burns"
+            e = {"reshuffle": what, "cards": b}
+        elif op == OP_CUT:
+            e = {"cut": True, "cards": a}
+        elif op == OP_PROC:
+            e = {"procedure": P.pid(a), "rule": P.rule(a, hand.rules)}
+            if b:
+                e["seat"] = b
+        elif op == OP_ACTION:
+            e = {"action": ACTIONS[b], "seat": a}
+        elif op == OP_REMOVE:
+            e = {"card": C.name(a), "to": "removed"}
+        elif op == OP_PICK:
+            e = {"pick": "random", "from": zone_name(a), "of": b}
+        else:  # OP_STATUS
+            e = {"status": STATUS_NAMES[a]}
+        out.append(e)
+    return out
+
+
+def procedures(hand):
+    log = hand.z.log
+    out = []
+    for i in range(0, len(log), 4):
+        if log[i] == OP_PROC:
+            out.append(P.pid(log[i + 1]))
+    return out
+
+
+def record(hand):
+    z = hand.z
+    seats = {}
+    for s in hand.seats:
+        seats[str(s)] = [{"card": C.name(c), "up": bool(c & C.UP)} for c in z.seats[s]]
+    return {
+        "game": hand.game,
+        "rules": hand.rules,
+        "button": hand.button,
+        "status": STATUS_NAMES[hand.status],
+        "reason": hand.reason,
+        "seats": seats,
+        "board": _names(z.board),
+        "burns": _names(z.burns),
+        "muck": _names(z.muck),
+        "aside": _names(z.aside),
+        "removed": _names(z.removed),
+        "stub": len(z.stub),
+        "procedures": procedures(hand),
+        "log": log_entries(hand),
+    }
+
+
