@@ -2,8 +2,9 @@
 # simulated mechanism, and returns the hand record. The whole file is checked before anything
 # runs: a bad scenario is rejected with a message naming the step.
 #
-# As a script (CPython or MicroPython): reads one scenario, or a list of them, as JSON on stdin
-# and prints the record(s) as JSON; a rejected scenario prints {"error": message}.
+# As a script (CPython or MicroPython): reads scenarios as JSON lines on stdin (one scenario a
+# line) and prints one record a line; a rejected scenario prints {"error": message}. One hand
+# at a time, so the heap stays what one hand needs.
 import json
 import sys
 
@@ -225,15 +226,20 @@ def run(scn):
 
 
 def main():
-    data = json.loads(sys.stdin.read())
-    batch = isinstance(data, list)
-    out = []
-    for scn in (data if batch else [data]):
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            continue
         try:
-            out.append(run(scn))
+            out = run(json.loads(line))
+        except ValueError as e:
+            out = {"error": "not a JSON scenario: %s" % e}
         except ScenarioError as e:
-            out.append({"error": str(e)})
-    print(json.dumps(out if batch else out[0]))
+            out = {"error": str(e)}
+        print(json.dumps(out))
+        out = None
 
 
 if __name__ == "__main__":

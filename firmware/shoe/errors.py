@@ -7,6 +7,6 @@ E_STATE = const(2)   # wrong state for the command
 
 class ShoeError(Exception):
     def __init__(self, code, message):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.code = code
         self.message = message

@@ -1,0 +1,170 @@
+"""Hypothesis state machine over the dealing engine: random legal and illegal steps, with faults
+armed on the simulated mechanism. After every step: every card is in exactly one zone, the
+stub's untouched cards appear nowhere in the record, and a rejected step changed nothing."""
+
+import copy
+import json
+
+from hypothesis import event, settings, strategies as st, HealthCheck
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from shoe import cards as C
+from shoe import games as G
+from shoe.errors import ShoeError
+from shoe.hand import Hand, ACTIONS
+from shoe.record import record
+from shoe.rng import SeededRandom
+from shoe.zones import STUB, NOWHERE, SEAT0
+from hal.simmech import SimMech, AT_FAULTS
+
+GAMES = sorted(G.GAMES)
+
+
+def snapshot(hand):
+    state = {k: copy.deepcopy(v) for k, v in vars(hand).items() if k not in ("rng", "mech", "z")}
+    z = hand.z
+    zones = (bytes(z.where), list(z.stub), list(z.board), list(z.burns), list(z.muck),
+             list(z.aside), {s: list(v) for s, v in z.seats.items()}, list(z.removed),
+             bytes(z.log))
+    mech = (list(hand.mech.stack), copy.deepcopy(hand.mech.faults), hand.mech.no_burn)
+    return state, zones, mech
+
+
+class EngineMachine(RuleBasedStateMachine):
+    @initialize(game=st.sampled_from(GAMES), data=st.data(),
+                rules=st.sampled_from(["tda2024", "robert"]), seed=st.integers(0, 2**30))
+    def start(self, game, data, rules, seed):
+        maxp = G.GAMES[game][4]
+        seats = data.draw(st.lists(st.integers(1, 10), min_size=2, max_size=maxp, unique=True))
+        button = data.draw(st.integers(1, 10))
+        self.mech = SimMech()
+        self.hand = Hand(game, seats, button, rules, None, SeededRandom(seed), self.mech)
+        self.deck = set(C.deck(G.GAMES[game][1]))
+        self.untouched = set(self.deck)  # cards that never left the stub
+        self.rejected = 0
+
+    def attempt(self, fn, *args):
+        before = snapshot(self.hand)
+        try:
+            fn(*args)
+        except ShoeError as e:
+            assert e.message
+            assert snapshot(self.hand) == before, "rejected step changed the state"
+            self.rejected += 1
+            event("rejected " + fn.__name__)
+            return False
+        event("%s %s" % (fn.__name__, record(self.hand)["status"]))
+        return True
+
+    @rule(data=st.data())
+    def deal(self, data):
+        count = data.draw(st.one_of(st.none(), st.none(), st.integers(-1, 12)))
+        self.attempt(self.hand.deal, count)
+
+    @rule()
+    def street(self):
+        self.attempt(self.hand.street)
+
+    @rule(data=st.data())
+    def draw(self, data):
+        discards = {}
+        for seat in data.draw(st.lists(st.sampled_from(self.hand.seats), max_size=4, unique=True)):
+            held = [c & C.CODE for c in self.hand.z.seats[seat]]
+            pool = sorted(set(held) | {data.draw(st.integers(0, 51))})
+            discards[seat] = data.draw(st.lists(st.sampled_from(pool), max_size=5))
+        self.attempt(self.hand.draw, discards)
+
+    @rule(data=st.data(), kind=st.sampled_from(ACTIONS + ("shove",)))
+    def action(self, data, kind):
+        seat = data.draw(st.one_of(st.sampled_from(self.hand.seats), st.integers(0, 11)))
+        self.attempt(self.hand.action, seat, kind)
+
+    @rule(data=st.data())
+    def play_on(self, data):
+        """Move the hand forward the way a table mostly does."""
+        h = self.hand
+        if not h.initial_complete():
+            self.attempt(h.deal, None)
+        elif h.kind == G.DRAW:
+            seats = h.live_seats()
+            discards = {s: [c & C.CODE for c in h.z.seats[s]][:data.draw(st.integers(0, 5))]
+                        for s in seats}
+            self.attempt(h.draw, discards)
+        else:
+            self.attempt(h.street)
+
+    @rule(data=st.data())
+    def expose(self, data):
+        seat = data.draw(st.sampled_from(self.hand.seats + [11]))
+        self.attempt(self.hand.expose, seat, data.draw(st.integers(0, 8)))
+
+    @rule()
+    def premature(self):
+        self.attempt(self.hand.premature)
+
+    @rule(mixed=st.lists(st.sampled_from(["muck", "burns", "board"]), max_size=2, unique=True),
+          kept=st.booleans())
+    def jam(self, mixed, kept):
+        self.attempt(self.hand.jam, mixed, kept)
+
+    # Ending a hand stops the interesting part: both are drawn rarely.
+    @rule(roll=st.integers(0, 9))
+    def misdeal(self, roll):
+        if roll == 0:
+            self.attempt(self.hand.misdeal)
+
+    @rule(roll=st.integers(0, 9))
+    def end(self, roll):
+        if roll == 0:
+            self.attempt(self.hand.end)
+
+    @rule(kind=st.sampled_from(AT_FAULTS + ("no_burn",)), at=st.integers(1, 6), data=st.data())
+    def fault(self, kind, at, data):
+        if self.mech.pending() >= 2:
+            return
+        code = 0
+        if kind == "foreign":
+            code = C.JOKER if self.hand.deck_kind == C.FULL else data.draw(st.integers(0, 15))
+        elif kind == "duplicate":
+            code = data.draw(st.sampled_from(sorted(self.deck)))
+        self.mech.arm(kind, at, code)
+
+    @invariant()
+    def every_card_in_exactly_one_zone(self):
+        z = self.hand.z
+        seen = []
+        for name in ("stub", "board", "burns", "muck", "aside"):
+            seen += getattr(z, name)
+        for s, held in z.seats.items():
+            seen += [c & C.CODE for c in held]
+            for c in held:
+                assert z.where[c & C.CODE] == SEAT0 + s
+        assert sorted(seen) == sorted(self.deck), "a card was lost or duplicated"
+        for c in z.stub:
+            assert z.where[c] == STUB
+        for c in range(C.NCODES):
+            if c not in self.deck:
+                assert z.where[c] == NOWHERE
+        for c in z.removed:
+            assert c not in z.stub
+
+    @invariant()
+    def stub_never_disclosed(self):
+        left = set()
+        log = self.hand.z.log
+        for i in range(0, len(log), 4):
+            if log[i] == 1 and log[i + 2] == STUB:  # a move out of the stub
+                left.add(log[i + 1])
+        self.untouched -= left
+        untouched = self.untouched & set(self.hand.z.stub)
+        rec = record(self.hand)
+        text = json.dumps(rec)
+        assert rec["stub"] == len(self.hand.z.stub)
+        for c in untouched:
+            assert '"%s"' % C.name(c) not in text, "stub card %s disclosed" % C.name(c)
+
+
+EngineMachine.TestCase.settings = settings(
+    max_examples=200, stateful_step_count=50, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+TestEngine = EngineMachine.TestCase
