@@ -218,6 +218,9 @@ class Hand:
             for _ in range(len(ds)):
                 if len(self.z.stub) <= 1:
                     self._draw_reshuffle(seat)
+                if not self.z.stub:
+                    self._proc("stub-exhausted", seat)
+                    break
                 if self._fill(SEAT0 + seat, False, CTX_DRAW) < 0:
                     return
 
@@ -457,8 +460,9 @@ class Hand:
     def _dispense(self, dest, up, ctx):
         """One feed of the mechanism toward dest; reconcile what the reader saw.
         Returns 1 when a card landed in dest, 0 when it must be fed again, -1 when the hand ended."""
-        if not self.z.stub:
-            raise ShoeError(E_STATE, "the stub is empty")
+        if not self.z.stub:  # nothing left to feed: stop this operation, keep every card
+            self._proc("stub-exhausted")
+            return -1
         reads = self.mech.feed(ROUTE_BURN if dest == BURNS else ROUTE_OUT)
         misrouted = self.mech.misrouted
         filled = 0
@@ -544,13 +548,13 @@ class Hand:
 
     def _boxed(self, code, ctx):
         """A card face up in the stub: a scrap, replaced by the next card."""
-        self._proc("boxed-scrap")
         self.z.move(code, MUCK)
         if ctx == CTX_DEAL:
             self.boxed_initial += 1
             if self.boxed_initial >= 2 and self.window_open():
                 self._end(MISDEAL, "misdeal-boxed")
                 return True
+        self._proc("boxed-scrap")
         return False
 
     # ---------------------------------------------------------------- procedures
@@ -558,6 +562,7 @@ class Hand:
     def _expose_holecard(self, seat, code):
         """Flop (and draw) games, during the deal, window open (procedure 1)."""
         if code == self.first_two[0] or code == self.first_two[1] or self.exposures >= 1:
+            self.z.turn_up(seat, code)  # the table saw it: the record shows it face up
             self._end(MISDEAL, "misdeal-exposed")
             return
         self.exposures += 1

@@ -100,6 +100,8 @@ PROCEDURES = (
     ("misdeal-floor", "TDA 35", "RRoP Misdeals", "misdeal declared by the floor"),
     ("reserved-burn-mucked", "TDA 38", "RRoP", "card kept for a burn with no street left: mucked"),
     ("out-of-sequence", "TDA RP-4", "TDA RP-4", "card read out of its expected order: taken as read"),
+    ("stub-exhausted", "TDA RP-14", "house rule",
+     "no card left even after a draw reshuffle: the seat draws short"),
 )
 
 
