@@ -1,0 +1,57 @@
+"""`facedown replay` and `facedown demo` as a user runs them."""
+
+import json
+import os
+
+from conftest import SCENARIOS
+
+from facedown.cli import main
+
+PREMATURE = os.path.join(SCENARIOS, "03-premature-turn-robert.json")
+
+
+def test_replay_json_is_the_hand_record(capsys):
+    assert main(["replay", PREMATURE, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] in ("dealing", "complete")
+    assert "premature-turn-aside" in rec["procedures"]
+    assert isinstance(rec["stub"], int)
+
+
+def test_replay_under_micropython_prints_the_same_record(capsys):
+    main(["replay", PREMATURE, "--json"])
+    cpython = json.loads(capsys.readouterr().out)
+    assert main(["replay", PREMATURE, "--json", "--micropython"]) == 0
+    assert json.loads(capsys.readouterr().out) == cpython
+
+
+def test_replay_table_view_names_the_rule(capsys):
+    assert main(["replay", PREMATURE]) == 0
+    out = capsys.readouterr().out
+    assert "RRoP Hold'em 8" in out
+    assert "order secret" in out
+
+
+def test_bad_scenario_is_one_clear_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"game": "holdem", "seats": [1, 2], "button": 1,
+                               "steps": [{"do": "deal"}, {"do": "shuffle"}]}))
+    assert main(["replay", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "step 2 (shuffle)" in err and "Traceback" not in err
+
+
+def test_missing_file_and_bad_json(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nope.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    assert main(["replay", str(junk)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_demo_replays_every_bundled_scenario(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    count = len([f for f in os.listdir(SCENARIOS) if f.endswith(".json")])
+    assert "%d scenarios replayed" % count in out
