@@ -81,7 +81,16 @@ def check(scn):
         out.append(_check_step(steps[i], i + 1, game, deck_kind, seats))
     args = (game, seats, scn.get("button"), scn.get("rules", "tda2024"), scn.get("house") or {},
             order, seed)
+    try:  # the table itself (seats, button, rules, house, deck): a dry run of the hand
+        Hand(args[0], args[1], args[2], args[3], args[4], _Zero(), None, order)
+    except ShoeError as e:
+        raise ScenarioError(e.message)
     return args, out
+
+
+class _Zero:
+    def below(self, n):
+        return 0
 
 
 def _check_step(step, n, game, deck_kind, seats):
@@ -238,7 +247,8 @@ def main():
             out = {"error": "not a JSON scenario: %s" % e}
         except ScenarioError as e:
             out = {"error": str(e)}
-        print(json.dumps(out))
+        json.dump(out, sys.stdout)  # streamed: no whole-record string in the heap
+        sys.stdout.write("\n")
         out = None
 
 

@@ -12,6 +12,7 @@ from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError
 from shoe.hand import Hand, ACTIONS
+from shoe import snapshot as saved
 from shoe.record import record
 from shoe.rng import SeededRandom
 from shoe.zones import STUB, NOWHERE, SEAT0
@@ -117,6 +118,24 @@ class EngineMachine(RuleBasedStateMachine):
     def end(self, roll):
         if roll == 0:
             self.attempt(self.hand.end)
+
+    @rule(seed=st.integers(0, 2**30))
+    def power_cut(self, seed):
+        """The hand saved as the flash holds it, then restored after a power cut: every card
+        that left the stub stays where it was; the stub keeps its cards, reshuffled (RP-4)."""
+        h = self.hand
+        before = record(h)
+        stub = sorted(h.z.stub)
+        self.mech = SimMech()
+        self.hand = saved.restore(json.loads(json.dumps(saved.save(h))),
+                                     SeededRandom(seed), self.mech)
+        after = record(self.hand)
+        for key in ("seats", "board", "burns", "muck", "aside", "removed", "status", "stub"):
+            assert after[key] == before[key]
+        assert sorted(self.hand.z.stub) == stub
+        assert after["log"][:len(before["log"])] == before["log"]
+        if h.status == 0 and stub:
+            assert after["procedures"][-1] == "stub-reshuffle"
 
     @rule(kind=st.sampled_from(AT_FAULTS + ("no_burn",)), at=st.integers(1, 6), data=st.data())
     def fault(self, kind, at, data):

@@ -23,6 +23,29 @@ class SimMech:
         self.no_burn = False
         self.fired = 0
         self._out = []
+        self.feed_ms = 0         # how long one card takes to come out (0: at once)
+        self.fault_rate = 0      # random faults per card, in 1/65536
+        self.fault_rng = None
+        self.idle = None         # called while a card is in flight (the link keeps serving)
+
+    def random_faults(self, rate, rng):
+        """Arm a random mechanism fault (double feed or boxed card) with this chance per card."""
+        self.fault_rate = int(rate * 65536)
+        self.fault_rng = rng
+
+    def _travel(self):
+        import time
+
+        try:
+            start, diff, sleep = time.ticks_ms, time.ticks_diff, time.sleep_ms
+        except AttributeError:  # CPython
+            start, sleep = lambda: int(time.time() * 1000), lambda ms: time.sleep(ms / 1000)
+            diff = lambda a, b: a - b  # noqa: E731
+        t0 = start()
+        while diff(start(), t0) < self.feed_ms:
+            if self.idle is not None:
+                self.idle()
+            sleep(1)
 
     def load(self, stub):
         """The shuffler has laid the stub's cards in this order (top at the end)."""
@@ -42,6 +65,8 @@ class SimMech:
         return len(self.faults) + (1 if self.no_burn else 0)
 
     def feed(self, route):
+        if self.feed_ms:
+            self._travel()
         self.feeds += 1
         out = self._out
         del out[:]
@@ -49,6 +74,8 @@ class SimMech:
         if route == ROUTE_BURN and self.no_burn:
             self.no_burn = False
             self.misrouted = True
+        if self.fault_rate and self.fault_rng.below(65536) < self.fault_rate:
+            self.faults.append([(DOUBLE_FEED, BOXED)[self.fault_rng.below(2)], self.feeds, 0])
         fault = None
         for f in self.faults:
             if f[1] == self.feeds:

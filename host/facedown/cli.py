@@ -1,13 +1,14 @@
 """The `facedown` command: one subcommand per module, each registering itself."""
 
 import argparse
+import os
 import sys
 
 from . import __version__
 from .errors import UserError
 
 # Each module here has add_command(subparsers); its parser sets `func(args) -> int`.
-COMMAND_MODULES = ("replay", "demo", "pots")
+COMMAND_MODULES = ("replay", "demo", "pots", "sim", "commands")
 
 
 def build_parser():
@@ -17,6 +18,8 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version="facedown " + __version__)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--port", default=os.environ.get("FACEDOWN_PORT"),
+                        help="the shoe's serial port (default: $FACEDOWN_PORT)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     import importlib

@@ -30,6 +30,38 @@ def scenario_module():
     return scenario
 
 
+PROTOCOL = os.environ.get("FACEDOWN_PROTOCOL", os.path.join(ROOT, "protocol"))
+
+
+class _Firmware:
+    """The firmware modules the host shares (tables, zones, record), imported once."""
+
+    def __init__(self):
+        scenario_module()
+        from shoe import cards, games, house, procedures, record, zones
+
+        self.cards, self.games, self.house = cards, games, house
+        self.procedures, self.record, self.zones = procedures, record, zones
+
+
+_FW = []
+
+
+def firmware_imports():
+    if not _FW:
+        _FW.append(_Firmware())
+    return _FW[0]
+
+
+def wire():
+    """The protocol codec both sides share (protocol/wire.py)."""
+    if PROTOCOL not in sys.path:
+        sys.path.insert(0, PROTOCOL)
+    import wire as codec  # noqa: E402
+
+    return codec
+
+
 def micropython_binary():
     found = shutil.which("micropython") or os.path.join(os.path.dirname(sys.executable),
                                                         "micropython")

@@ -1,0 +1,373 @@
+# The shoe as the host sees it: configuration, the current hand, the command handlers, and the
+# numbered events (the engine's log entries) kept until the host acknowledges them.
+# Every state change is committed to the store before the reply or its events leave the device.
+import json
+from binascii import hexlify, unhexlify
+
+import wire
+from shoe import cards as C
+from shoe import games as G
+from shoe import house as H
+from shoe import snapshot
+from shoe.errors import ShoeError, E_ARG, E_STATE
+from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL
+from shoe.record import record
+
+FIRMWARE_VERSION = "0.3.0"
+HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
+
+
+class CommandError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Device:
+    def __init__(self, hal):
+        self.hal = hal
+        self.mech = hal.mech
+        self.config = None      # [game, seats, button, rules, house overrides]
+        self.hand = None
+        self.hand_no = 0
+        self.event_next = 1     # the number the next event gets
+        self.logged = 0         # entries of the current hand's log already numbered
+        self.held = []          # [first number, hand number, bytearray of 4-byte entries]
+        self.sim_order = None
+        self.sim_seed = None
+        self.status_cache = None
+        self.handlers = {
+            "config": self.cmd_config, "status": self.cmd_status, "deal": self.cmd_deal,
+            "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
+            "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
+            "sim_fault": self.cmd_sim_fault, "sim_deck": self.cmd_sim_deck,
+            "ping": self.cmd_ping, "resume": self.cmd_resume,
+        }
+        self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
+        self.resend_from = 0    # set by resume: the link retransmits from here
+        self.restore()
+
+    # ------------------------------------------------------------------ commands
+
+    def run(self, seq, body):
+        """One CMD frame's body -> its REPLY body. A retried seq gets the reply it had; the new
+        state and the reply are committed together before the reply leaves."""
+        if seq == 0:
+            self.replies = []
+        else:
+            for pair in self.replies:
+                if pair[0] == seq:
+                    return pair[1]
+        try:
+            cid, args = wire.decode_command(body)
+            reply = wire.encode_reply_ok(wire.COMMAND_REPLY[cid], self.execute(cid, args))
+        except wire.WireError as e:
+            reply = wire.encode_reply_error(e.code, str(e))
+        except CommandError as e:
+            reply = wire.encode_reply_error(e.code, e.message)
+        except Exception as e:  # a fault in the shoe itself: report it, keep serving
+            self.hal.log("command failed: %r" % (e,))
+            reply = wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
+        if seq:
+            self.replies.append((seq, reply))
+            if len(self.replies) > wire.REPLY_CACHE:
+                self.replies.pop(0)
+        self.save()
+        return reply
+
+    def execute(self, cid, args):
+        """Run one decoded command; returns its reply values. Raises CommandError."""
+        name = wire.COMMAND_NAMES[cid]
+        fn = self.handlers.get(name)
+        if fn is None:
+            raise CommandError(wire.UNKNOWN_COMMAND, "unknown command %s" % name)
+        if name in _SIM_COMMANDS:
+            self._sim()
+        elif name in _DEALING:
+            self.mech.begin_step()
+        try:
+            out = fn(*args)
+        except ShoeError as e:
+            raise CommandError(wire.BAD_ARGUMENT if e.code == E_ARG else wire.WRONG_STATE,
+                               e.message)
+        finally:
+            self.collect()
+        return out
+
+    def cmd_identify(self, offset):
+        return None  # the link answers identify itself (its reply is preformatted)
+
+    def cmd_ping(self, token):
+        return (token,)
+
+    def cmd_resume(self, number):
+        """Retransmit held events from number on (the host's last ACK + 1): everything before
+        it is acknowledged."""
+        number = min(max(number, 1), self.event_next)
+        if number > 1:
+            self.ack(number - 1)
+        self.resend_from = max(number, self.oldest())
+        return (self.oldest(), self.event_next)
+
+    def cmd_config(self, game, seats_mask, button, rules, house_json):
+        if self.hand is not None and self.hand.status == DEALING and self.hand.z.log:
+            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before config")
+        seats = [s for s in range(G.SEAT_MIN, G.SEAT_MAX + 1) if seats_mask & (1 << s)]
+        try:
+            house = json.loads(house_json) if house_json else {}
+        except ValueError:
+            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
+        if not button:  # stud has none; a flop game's defaults to the highest seat
+            button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
+        # a dry run of the hand checks every argument before anything changes
+        Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
+                                                                            else 1))
+        self.config = [game, seats, button, rules, house]
+        self.hand = None
+        return ()
+
+    def cmd_hand(self, button):
+        """Start the next hand: shuffle (or the simulator's stacked deck), set the button."""
+        if self.config is None:
+            raise CommandError(wire.WRONG_STATE, "not configured: send config first")
+        h = self.hand
+        if h is not None and h.status == DEALING and h.z.log:
+            raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
+        if len(self.held) >= HELD_HANDS:
+            raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
+        game, seats, old, rules, house = self.config
+        kind = G.GAMES[game][0]
+        if button:
+            if not (G.SEAT_MIN <= button <= G.SEAT_MAX):
+                raise CommandError(wire.BAD_ARGUMENT, "button must be a seat 1..10")
+        elif kind == G.STUD:
+            button = None
+        elif old:
+            # the configured button for the first hand; an exact re-deal keeps it after a
+            # misdeal (TDA 35-C); otherwise it moves to the next occupied seat
+            button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
+        else:
+            button = seats[-1]
+        rng = self.hal.rng(self.sim_seed)
+        order = self.sim_order if self.sim_order is not None else self.hal.deck
+        hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
+        self.sim_order = None
+        self.sim_seed = None
+        self.config[2] = hand.button
+        self.hand = hand
+        self.hand_no = self.hand_no % 0xFFFF + 1
+        self.logged = 0
+        return ()
+
+    def _hand(self):
+        if self.hand is None:
+            raise CommandError(wire.WRONG_STATE, "no hand: send hand to start one")
+        return self.hand
+
+    def cmd_deal(self, count):
+        self._hand().deal(count or None)
+        return ()
+
+    def cmd_street(self):
+        self._hand().street()
+        return ()
+
+    def cmd_draw(self, data):
+        discards = {}
+        for seat, codes in wire.unpack_discards(data):
+            if seat in discards:
+                raise CommandError(wire.BAD_ARGUMENT, "seat %d listed twice" % seat)
+            discards[seat] = codes
+        self._hand().draw(discards)
+        return ()
+
+    def cmd_action(self, seat, kind):
+        if kind >= len(ACTIONS):
+            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
+        self._hand().action(seat, ACTIONS[kind])
+        return ()
+
+    def cmd_report(self, what, seat, index):
+        h = self._hand()
+        if what == 1:
+            h.expose(seat, index)
+        elif what == 2:
+            h.premature()
+        elif what == 3:
+            h.misdeal()
+        else:
+            raise CommandError(wire.BAD_ARGUMENT, "report: what is 1 exposed, 2 premature, "
+                                                  "3 misdeal, not %d" % what)
+        return ()
+
+    def cmd_end(self):
+        self._hand().end()
+        return ()
+
+    def cmd_status(self, offset):
+        """The table (as the hand record without its log) in chunks; offset 0 takes a new one."""
+        if offset == 0 or self.status_cache is None:
+            self.status_cache = self.status_json()
+        doc = self.status_cache
+        return (self.hand_no, self.event_next, doc[offset:offset + 160])
+
+    def status_json(self):
+        out = {"hand": self.hand_no, "configured": self.config is not None}
+        if self.config is not None:
+            out["config"] = {"game": self.config[0], "seats": self.config[1],
+                             "button": self.config[2], "rules": self.config[3],
+                             "house": self.config[4]}
+        if self.hand is not None:
+            rec = record(self.hand)
+            del rec["log"]
+            out["table"] = rec
+        return json.dumps(out).encode()
+
+    def cmd_sim_fault(self, kind, at, card, flags):
+        if kind == "jam":
+            mixed = []
+            if flags & 1:
+                mixed.append("muck")
+            if flags & 2:
+                mixed.append("burns")
+            self._hand().jam(mixed, bool(flags & 4))
+            return (0, 0)
+        if kind == "pending":
+            return (self.mech.pending(), self.mech.feeds)
+        if kind not in ("double_feed", "boxed", "foreign", "duplicate", "no_burn"):
+            raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
+        if kind != "no_burn" and at < 1:
+            raise CommandError(wire.BAD_ARGUMENT, "at must be 1 or more")
+        if card > C.JOKER:
+            raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % card)
+        self.mech.arm(kind, at, card)
+        return (0, 0)
+
+    def cmd_sim_deck(self, cards, flags, seed):
+        order = list(cards) if cards else None  # checked against the game by hand
+        self.sim_order = order
+        self.sim_seed = seed if flags & 1 else None
+        return ()
+
+    def _sim(self):
+        if not self.hal.simulated:
+            raise CommandError(wire.DENIED, "simulator commands are not available on a shoe")
+
+    # ------------------------------------------------------------------ events
+
+    def collect(self):
+        """Number the hand's new log entries as events and keep them until ACKed."""
+        h = self.hand
+        if h is None:
+            return
+        log = h.z.log
+        n = len(log) // 4
+        if n <= self.logged:
+            return
+        new = log[self.logged * 4:]
+        last = self.held[-1] if self.held else None
+        if last is not None and last[1] == self.hand_no:
+            last[2].extend(new)
+        else:
+            self.held.append([self.event_next, self.hand_no, bytearray(new)])
+        self.event_next += n - self.logged
+        self.logged = n
+
+    def collect_now(self):
+        """Mid-operation: number the new log entries and commit them, so they can be sent now.
+        True if there were any."""
+        before = self.event_next
+        self.collect()
+        if self.event_next != before:
+            self.save()
+            return True
+        return False
+
+    def ack(self, number):
+        """The host holds every event up to number: forget them. (Not saved: after a power cut
+        the host is sent a few events again and drops them by number.)"""
+        while self.held:
+            first, hand, entries = self.held[0]
+            count = len(entries) // 4
+            if number >= first + count - 1:
+                self.held.pop(0)
+            elif number >= first:
+                drop = number - first + 1
+                self.held[0] = [number + 1, hand, entries[drop * 4:]]
+                break
+            else:
+                break
+
+    def events_from(self, number, limit):
+        """(first, hand, entries bytes) of up to `limit` held events from number on, or None."""
+        for first, hand, entries in self.held:
+            count = len(entries) // 4
+            if number < first:
+                number = first
+            if number < first + count:
+                i = (number - first) * 4
+                return number, hand, entries[i:i + limit * 4]
+        return None
+
+    def oldest(self):
+        return self.held[0][0] if self.held else self.event_next
+
+    # ------------------------------------------------------------------ flash
+
+    def save(self):
+        state = {"config": self.config, "hand_no": self.hand_no, "event_next": self.event_next,
+                 "logged": self.logged,
+                 "replies": [[q, hexlify(r).decode()] for q, r in self.replies],
+                 "held": [[f, h, hexlify(e).decode()] for f, h, e in self.held],
+                 "hand": snapshot.save(self.hand) if self.hand is not None else None}
+        self.hal.store.write_json("state.json", state)
+
+    def restore(self):
+        text = self.hal.store.read("state.json")
+        if text is None:
+            return
+        try:
+            state = json.loads(text)
+            self.config = state["config"]
+            self.hand_no = state["hand_no"]
+            self.event_next = state["event_next"]
+            self.held = [[f, h, bytearray(unhexlify(e))] for f, h, e in state["held"]]
+            self.replies = [(q, unhexlify(r)) for q, r in state["replies"]]
+            snap = state["hand"]
+            if snap is not None:
+                self.hand = snapshot.restore(snap, self.hal.rng(None), self.mech)
+                self.logged = state["logged"]
+        except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
+            self.hal.log("state.json unreadable (%r): starting unconfigured" % (e,))
+            self._reset()
+            return
+        self.collect()
+        self.save()
+
+    def _reset(self):
+        self.config = None
+        self.hand = None
+        self.held = []
+        self.replies = []
+        self.logged = 0
+
+
+_SIM_COMMANDS = ("sim_fault", "sim_deck")
+_DEALING = ("deal", "street", "draw", "action", "report", "end")
+
+
+class _NoRandom:
+    def below(self, n):
+        return 0
+
+
+def _next_seat(seats, button):
+    for s in seats:
+        if s > button:
+            return s
+    return seats[0]
+
+
+def house_settings():
+    return [row[0] for row in H.SETTINGS]

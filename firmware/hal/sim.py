@@ -1,0 +1,143 @@
+# The simulated shoe for the MicroPython unix port: the mechanism model, a folder that plays the
+# Pico's flash, and the serial link on a pseudo-terminal (one end of the host's null-modem).
+import json
+import os
+import select
+import time
+
+from shoe.rng import SeededRandom
+from hal.simmech import SimMech
+
+CAPS = 1  # wire.CAP_SIM
+
+
+class Clock:
+    ticks_ms = staticmethod(time.ticks_ms)
+    ticks_diff = staticmethod(time.ticks_diff)
+
+
+class DirStore:
+    """Files in the flash folder. write() is atomic: a new file is renamed over the old one."""
+
+    def __init__(self, folder="."):
+        self.folder = folder
+
+    def _path(self, name):
+        return self.folder + "/" + name
+
+    def read(self, name):
+        try:
+            with open(self._path(name)) as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def write(self, name, text):
+        tmp = self._path(name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, self._path(name))
+
+    def write_json(self, name, obj):
+        """Streamed to the file: no whole-document string in the heap."""
+        tmp = self._path(name + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(obj, f)
+        os.rename(tmp, self._path(name))
+
+
+class PtyPort:
+    """The device end of the virtual serial line. Reads never block."""
+
+    def __init__(self, path):
+        self.f = open(path, "r+b")
+        # raw, and VMIN = VTIME = 0: a read returns what is there and never waits for more
+        try:
+            import termios
+
+            fd = self.f.fileno()
+            attr = termios.tcgetattr(fd)
+            attr[6][6] = 0  # VMIN
+            attr[6][5] = 0  # VTIME
+            termios.tcsetattr(fd, termios.TCSANOW, attr)
+            self.chunked = True
+        except (ImportError, OSError, AttributeError):
+            self.chunked = False
+        self.poller = select.poll()
+        self.poller.register(self.f, select.POLLIN)
+
+    def read_into(self, buf):
+        if self.chunked:
+            if not self.poller.poll(0):
+                return 0
+            return self.f.readinto(buf) or 0
+        n = 0
+        size = len(buf)
+        while n < size and self.poller.poll(0):
+            b = self.f.read(1)
+            if not b:
+                break
+            buf[n] = b[0]
+            n += 1
+        return n
+
+    def write(self, data):
+        self.f.write(data)
+        try:
+            self.f.flush()
+        except OSError:  # flush() on a tty can raise EINVAL under the unix port
+            pass
+
+
+def _options(text):
+    out = {}
+    for part in (text or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+class SimHal:
+    simulated = True
+
+    def __init__(self):
+        opts = _options(os.getenv("FACEDOWN_SIM"))
+        self.mech = SimMech()
+        self.mech.feed_ms = int(opts.get("feed_ms", "0"))
+        self.seed = opts.get("seed")
+        self.hands = 0
+        self.deck = None
+        if opts.get("deck"):
+            from shoe.cards import parse
+
+            text = opts["deck"]
+            self.deck = [parse(text[i:i + 2]) for i in range(0, len(text), 2)]
+        rate = float(opts.get("mech_faults", "0"))
+        if rate:
+            self.mech.random_faults(rate, SeededRandom("faults/%s" % self.seed))
+        self.store = DirStore(".")
+        self.clock = Clock()
+        self.caps = CAPS
+        self.device_id = self.store.read("device_id")
+        if not self.device_id:
+            self.device_id = "sim-" + "".join("%02x" % b for b in os.urandom(4))
+            self.store.write("device_id", self.device_id)
+        self.port_path = os.getenv("FACEDOWN_PORT")
+
+    def rng(self, seed):
+        """The random source for a hand: the host's seed, the simulator's (seed/k for hand k),
+        or fresh entropy."""
+        self.hands += 1
+        if seed is None:
+            seed = "%s/%d" % (self.seed, self.hands) if self.seed is not None else \
+                int.from_bytes(os.urandom(8), "big")
+        return SeededRandom(seed)
+
+    def open_port(self):
+        if not self.port_path:
+            raise OSError("FACEDOWN_PORT is not set: the serial line to open")
+        return PtyPort(self.port_path)
+
+    def log(self, msg):
+        print(msg)

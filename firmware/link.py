@@ -1,0 +1,152 @@
+# The device end of the protocol: frames in and out, commands to the device once each, events
+# out until acknowledged (retransmitted on the RFC 6298 timer, on a NAK, or on resume).
+import wire
+from device import FIRMWARE_VERSION
+
+IDENTIFY = wire.COMMAND_IDS["identify"]
+QUEUE = 4  # commands held while one is being carried out
+
+
+class Link:
+    def __init__(self, port, device, clock, capabilities=0):
+        self.port = port
+        self.dev = device
+        self.clock = clock
+        self.caps = capabilities
+        self.dec = wire.Decoder()
+        self.inbuf = bytearray(64)
+        self.sent = device.oldest() - 1  # highest event number sent
+        self.rto = wire.Rto()
+        self.t_sent = 0        # when events were last (re)transmitted
+        self.t_rx = clock.ticks_ms()
+        self.timed = 0         # event number whose ACK will give an RTT sample (Karn: 0 = none)
+        self.busy = 0          # seq of the command being carried out
+        self.queue = []
+        self.frames_out = 0
+        self.retransmits = 0
+
+    # ---------------------------------------------------------------- the loop's work
+
+    def service(self):
+        """One round: read what arrived, answer commands, send events. True if it did work."""
+        work = self.receive()
+        while self.queue and not self.busy:
+            seq, body = self.queue.pop(0)
+            self.command(seq, body)
+            work = True
+        return self.send_events() or work
+
+    def idle(self):
+        """Called by the mechanism while a card is in flight: keep the link alive and stream the
+        events of the operation in progress (committed before they are sent)."""
+        self.receive()
+        if self.dev.collect_now():
+            self.send_events()
+
+    def receive(self):
+        n = self.port.read_into(self.inbuf)
+        if not n:
+            if self.dec.pending() and self.clock.ticks_diff(self.clock.ticks_ms(), self.t_rx) > \
+                    wire.IDLE_TIMEOUT_MS:
+                self.frames(self.dec.expire())
+            return False
+        self.t_rx = self.clock.ticks_ms()
+        bad = self.dec.frames_bad
+        self.frames(self.dec.feed(memoryview(self.inbuf)[:n]))
+        if self.dec.frames_bad != bad:  # a frame was damaged on the way: ask for it again
+            self.send(wire.NAK, 0, bytes((self.dec.last_error,)))
+        return True
+
+    def frames(self, frames):
+        for ftype, seq, body in frames:
+            if ftype == wire.CMD:
+                if self.busy:
+                    if seq != self.busy and len(self.queue) < QUEUE and \
+                            not [q for q in self.queue if q[0] == seq]:
+                        self.queue.append((seq, body))
+                else:
+                    self.command(seq, body)
+            elif ftype == wire.ACK:
+                try:
+                    self.acked(wire.decode_ack(body))
+                except wire.WireError:
+                    self.send(wire.NAK, 0, b"")
+            elif ftype == wire.NAK:
+                self.retransmit()
+
+    def command(self, seq, body):
+        if len(body) == 3 and body[0] == IDENTIFY:
+            reply = wire.identify_reply(body[1] | (body[2] << 8), FIRMWARE_VERSION,
+                                        self.dev.hal.device_id, self.caps)
+        else:
+            self.busy = seq or 0x10000
+            try:
+                reply = self.dev.run(seq, body)
+            finally:
+                self.busy = 0
+            if self.dev.resend_from:
+                self.sent = self.dev.resend_from - 1
+                self.dev.resend_from = 0
+                self.timed = 0
+        self.send(wire.REPLY, seq, reply)
+
+    # ---------------------------------------------------------------- events
+
+    def acked(self, number):
+        if self.timed and number >= self.timed:
+            self.rto.sample(self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent))
+            self.timed = 0
+        self.dev.ack(number)
+        if self.sent < number:
+            self.sent = number
+
+    def send_events(self):
+        """Send held events not sent yet, within the window. True if any went out."""
+        dev = self.dev
+        limit = dev.oldest() - 1 + wire.EVENT_WINDOW * wire.MAX_EVENTS
+        did = False
+        while self.sent + 1 < dev.event_next and self.sent < limit:
+            got = dev.events_from(self.sent + 1, wire.MAX_EVENTS)
+            if got is None:
+                break
+            first, hand, entries = got
+            self.send(wire.EVENT, first & 0xFFFF, wire.encode_events(first, hand, entries))
+            self.sent = first + len(entries) // 4 - 1
+            if not self.timed:
+                self.timed = self.sent
+            self.t_sent = self.clock.ticks_ms()
+            did = True
+        if not did and dev.held and self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > \
+                self.rto.rto:
+            self.retransmit()
+            self.rto.backoff()
+            did = True
+        return did
+
+    def retransmit(self):
+        """Go back to the oldest event not acknowledged."""
+        if self.dev.held:
+            self.sent = self.dev.oldest() - 1
+            self.timed = 0
+            self.retransmits += 1
+            self.t_sent = self.clock.ticks_ms()
+            self.send_events()
+
+    def send(self, ftype, seq, body):
+        self.port.write(wire.encode(ftype, seq, body))
+        self.frames_out += 1
+
+    async def run(self):
+        import asyncio
+        import gc
+
+        quiet = 0
+        while True:
+            if self.service():
+                quiet = 0
+                await asyncio.sleep_ms(0)
+            else:
+                quiet += 1
+                if quiet == 20:  # the line has gone quiet: tidy the heap while nothing waits
+                    gc.collect()
+                await asyncio.sleep_ms(1)

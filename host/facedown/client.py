@@ -1,0 +1,258 @@
+"""The host end of the protocol, over pyserial: commands with sequence numbers (retried until
+answered, carried out once), and the shoe's event stream (acknowledged, de-duplicated, resumed
+after a reconnect or a power cycle with no gap). The same code path for a real shoe on USB and
+for a virtual shoe on a pseudo-terminal."""
+
+import json
+import time
+
+import serial
+
+from .engine import wire
+from .errors import UserError
+
+W = wire()
+
+
+class ShoeError(UserError):
+    """The shoe answered a command with an error."""
+
+    HINTS = {W.WRONG_STATE: "`facedown --port PORT status` shows where the hand is",
+             W.BAD_ARGUMENT: "see `facedown COMMAND --help`",
+             W.DENIED: "this needs a simulator (or, later, an authenticated session)"}
+
+    def __init__(self, code, message, command):
+        UserError.__init__(self, "%s: %s (%s)" % (command, message, W.error_name(code)),
+                           hint=self.HINTS.get(code))
+        self.code = code
+        self.message = message
+        self.command = command
+
+
+class LinkDown(UserError):
+    pass
+
+
+class Client:
+    TIMED = ("identify", "status", "ping", "resume")  # replies that do not wait on the mechanism
+    def __init__(self, port, on_event=None, timeout=10.0, baud=W.BAUD):
+        self.path = port
+        self.baud = baud
+        self.timeout = timeout           # give up on a command after this long
+        self.on_event = on_event         # on_event(number, hand, entry)
+        self.ser = None
+        self.dec = W.Decoder()
+        self.seq = 0
+        self.rto = W.Rto()
+        self.replies = {}
+        self.last_event = 0              # highest event number received with no gap
+        self.ack_due = False
+        self.nak = False
+        self.gap = False
+        self.t_rx = 0.0
+        self.info = None
+        self.stats = {"frames_sent": 0, "frames_received": 0, "retries": 0, "events": 0,
+                      "duplicate_events": 0, "bad_frames": 0, "fast_retries": 0, "bytes_sent": 0,
+                      "bytes_received": 0, "reconnects": 0}
+
+    # ------------------------------------------------------------------ line
+
+    def open(self):
+        try:
+            self.ser = serial.Serial(self.path, self.baud, timeout=0, write_timeout=2)
+        except (serial.SerialException, OSError) as e:
+            raise LinkDown("cannot open %s: %s" % (self.path, e),
+                           hint="check the port (facedown sim prints a virtual shoe's port)")
+        return self
+
+    def close(self):
+        if self.ser is not None:
+            self.ser.close()
+            self.ser = None
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _reopen(self):
+        self.stats["reconnects"] += 1
+        self.close()
+        time.sleep(0.05)
+        try:
+            self.open()
+        except LinkDown:
+            pass
+
+    def _write(self, ftype, seq, body):
+        data = W.encode(ftype, seq, body)
+        try:
+            self.ser.write(data)
+        except (serial.SerialException, OSError):
+            self._reopen()
+            return
+        self.stats["frames_sent"] += 1
+        self.stats["bytes_sent"] += len(data)
+
+    def pump(self, wait=0.0):
+        """Read what arrived (waiting up to `wait` seconds for something), handle the frames,
+        acknowledge events. Returns the number of frames handled."""
+        end = time.monotonic() + wait
+        handled = 0
+        while True:
+            try:
+                data = self.ser.read(4096) if self.ser is not None else b""
+            except (serial.SerialException, OSError):
+                self._reopen()
+                data = b""
+            now = time.monotonic()
+            bad = self.dec.frames_bad
+            if data:
+                self.t_rx = now
+                self.stats["bytes_received"] += len(data)
+                frames = self.dec.feed(data)
+            elif self.dec.pending() and now - self.t_rx > W.IDLE_TIMEOUT_MS / 1000.0:
+                frames = self.dec.expire()  # the line went quiet inside a frame
+            else:
+                frames = ()
+            for frame in frames:
+                self._frame(*frame)
+                handled += 1
+            if self.dec.frames_bad != bad or self.gap:
+                # something arrived damaged, or events skipped a number: the shoe sends its
+                # held events again, and our command (if its reply was lost) goes again
+                self.nak = self.dec.frames_bad != bad
+                self.gap = False
+                self._write(W.NAK, 0, bytes((self.dec.last_error,)))
+            if self.ack_due:
+                self.ack_due = False
+                self._write(W.ACK, 0, W.encode_ack(self.last_event))
+            if handled or time.monotonic() >= end:
+                self.stats["bad_frames"] = self.dec.frames_bad
+                return handled
+            time.sleep(0.0005)
+
+    def _frame(self, ftype, seq, body):
+        self.stats["frames_received"] += 1
+        if ftype == W.NAK:
+            self.nak = True
+        elif ftype == W.REPLY:
+            self.replies[seq] = body
+        elif ftype == W.EVENT:
+            try:
+                first, hand, entries = W.decode_events(body)
+            except W.WireError:
+                return
+            for i, entry in enumerate(entries):
+                number = first + i
+                if number <= self.last_event:
+                    self.stats["duplicate_events"] += 1
+                elif number == self.last_event + 1:
+                    self.last_event = number
+                    self.stats["events"] += 1
+                    if self.on_event is not None:
+                        self.on_event(number, hand, entry)
+                else:
+                    self.gap = True  # a gap: ask the shoe to go back to our last ACK
+            self.ack_due = True
+
+    # ------------------------------------------------------------------ commands
+
+    def attach(self, backlog=False):
+        """Start a session: seq 0 clears the shoe's reply cache (this host's numbering starts
+        again), then the event stream is taken up: from the oldest event the shoe still holds
+        (backlog) or from now on (the older ones are acknowledged)."""
+        self.call("ping", 0, seq=0)
+        first, nxt = self.call("resume", 0xFFFFFFFF if not backlog else 1)
+        self.last_event = (first if backlog else nxt) - 1
+        return self.last_event
+
+    def call(self, name, *args, seq=None):
+        """Send a command and wait for its reply (retransmitting on the RFC 6298 timer). Returns
+        the reply's values; raises ShoeError for an error reply, LinkDown if the shoe is gone."""
+        if seq is None:
+            self.seq = W.next_seq(self.seq)
+            seq = self.seq
+        body = W.encode_command(name, args)
+        cid = W.command_id(name)
+        deadline = time.monotonic() + self.timeout
+        tries = 0
+        rto = self.rto.rto / 1000.0
+        while True:
+            self._write(W.CMD, seq, body)
+            tries += 1
+            sent = time.monotonic()
+            self.nak = False
+            while seq not in self.replies and time.monotonic() - sent < rto and not self.nak:
+                self.pump(min(0.01, rto))
+            if seq in self.replies:
+                if tries == 1 and name in self.TIMED:  # Karn; and not a reply that waited
+                    self.rto.sample(int((time.monotonic() - sent) * 1000))
+                break
+            if time.monotonic() > deadline:
+                raise LinkDown("the shoe on %s does not answer (%s)" % (self.path, name),
+                               hint="is it powered and connected? `facedown --port PORT "
+                                    "identify` checks the link")
+            if self.nak:  # something arrived damaged: send again at once
+                self.stats["fast_retries"] += 1
+            else:
+                self.stats["retries"] += 1
+                rto = min(rto * 2, W.RTO_MAX_MS / 1000.0)
+        reply = self.replies.pop(seq)
+        try:
+            code, values = W.decode_reply(reply, W.COMMAND_REPLY[cid])
+        except W.WireError as e:
+            raise ShoeError(W.BAD_FRAME, "unreadable reply: %s" % e, name)
+        if code != W.OK:
+            raise ShoeError(code, values, name)
+        return values
+
+    def identify(self):
+        """The handshake: versions, device id, capabilities and the message catalogue."""
+        chunks = []
+        offset = 0
+        while True:
+            version, firmware, device_id, caps, chunk = self.call("identify", offset)
+            if version != W.PROTOCOL_VERSION:
+                raise UserError("the shoe speaks protocol %d, this host %d" % (
+                    version, W.PROTOCOL_VERSION), hint="update the host or deploy matching "
+                                                      "firmware")
+            if not chunk:
+                break
+            chunks.append(bytes(chunk))
+            offset += len(chunk)
+        self.info = {"protocol": version, "firmware": firmware, "device_id": device_id,
+                     "capabilities": [name for bit, name, _ in W.CAPABILITIES if caps & bit],
+                     "catalogue": json.loads(b"".join(chunks).decode())}
+        return self.info
+
+    def resume(self):
+        """After a (re)connect: ask for every event after the last one received."""
+        return self.call("resume", self.last_event + 1)
+
+    def status(self):
+        chunks = []
+        offset = 0
+        while True:
+            hand, _next, chunk = self.call("status", offset)
+            if not chunk:
+                break
+            chunks.append(bytes(chunk))
+            offset += len(chunk)
+        return json.loads(b"".join(chunks).decode())
+
+    def sync(self, timeout=10.0):
+        """Wait until every event the shoe has made so far has arrived. Returns the last number."""
+        _hand, upto, _chunk = self.call("status", 0xFFFF)
+        self.wait_events(upto - 1, timeout)
+        return upto - 1
+
+    def wait_events(self, upto, timeout=10.0):
+        """Pump until every event up to number `upto` has arrived."""
+        end = time.monotonic() + timeout
+        while self.last_event < upto:
+            if time.monotonic() > end:
+                raise LinkDown("events up to %d did not arrive (have %d)" % (upto,
+                                                                             self.last_event))
+            self.pump(0.01)

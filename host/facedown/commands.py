@@ -1,0 +1,253 @@
+"""The commands that talk to a shoe, virtual or real: `facedown --port PORT COMMAND ...`.
+Each prints what the shoe answered (the table after a dealing command)."""
+
+import json
+import time
+
+from . import view
+from .client import Client, ShoeError
+from .engine import firmware_imports, wire
+from .errors import UserError
+
+W = wire()
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+
+
+def _seats(text):
+    """'1-6,8' -> [1, 2, 3, 4, 5, 6, 8]"""
+    out = []
+    try:
+        for part in text.split(","):
+            if "-" in part:
+                a, b = part.split("-")
+                out.extend(range(int(a), int(b) + 1))
+            elif part.strip():
+                out.append(int(part))
+    except ValueError:
+        raise UserError("seats must look like 1-6,8 (not %r)" % text)
+    return out
+
+
+def _value(text):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    return text
+
+
+def add_command(sub):
+    p = sub.add_parser("identify", help="the shoe's versions, id, capabilities and messages")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=identify)
+
+    p = sub.add_parser("config", help="set the game, seats, button and house rules (between hands)")
+    p.add_argument("--game", required=True, help="holdem, omaha, stud, draw5, ...")
+    p.add_argument("--seats", required=True, type=_seats, help="occupied seats, e.g. 1-9")
+    p.add_argument("--button", type=int, default=0, help="the dealer button's seat")
+    p.add_argument("--rules", default="tda2024", help="tda2024 (default) or robert")
+    p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
+                   help="override one house setting (repeatable)")
+    p.set_defaults(func=config)
+
+    p = sub.add_parser("status", help="the table as the shoe knows it")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=status)
+
+    p = sub.add_parser("hand", help="start the next hand (the shoe shuffles)")
+    p.add_argument("--button", type=int, default=0,
+                   help="button seat (default: moves on; stays after a misdeal)")
+    p.set_defaults(func=hand)
+
+    p = sub.add_parser("deal", help="the initial deal (starts a hand if none is in progress)")
+    p.add_argument("--cards", type=int, default=0, help="only the next N cards of it")
+    p.set_defaults(func=deal)
+
+    p = sub.add_parser("street", help="the next street: burn, then the board or stud cards")
+    p.set_defaults(func=simple, command="street")
+
+    p = sub.add_parser("draw", help="one draw round")
+    p.add_argument("--discard", action="append", default=[], metavar="SEAT:CARDS",
+                   help="a seat's discards, e.g. 3:2c,7d (repeatable; seats not named stand pat)")
+    p.set_defaults(func=draw)
+
+    p = sub.add_parser("action", help="a betting action in turn")
+    p.add_argument("seat", type=int)
+    p.add_argument("kind", choices=ACTIONS)
+    p.set_defaults(func=action)
+
+    p = sub.add_parser("report", help="report an irregularity to the shoe")
+    p.add_argument("what", choices=("exposed", "premature", "misdeal"))
+    p.add_argument("--seat", type=int, default=0, help="exposed: the seat")
+    p.add_argument("--card", type=int, default=0, help="exposed: which card (1 = first received)")
+    p.set_defaults(func=report)
+
+    p = sub.add_parser("end", help="the hand is over")
+    p.set_defaults(func=simple, command="end")
+
+    p = sub.add_parser("watch", help="a live stream of the shoe's events")
+    p.add_argument("--backlog", action="store_true",
+                   help="start from the oldest event the shoe still holds")
+    p.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
+    p.set_defaults(func=watch)
+
+
+def connect(args, backlog=False, on_event=None):
+    if not args.port:
+        raise UserError("this command talks to a shoe: give --port PORT",
+                        hint="`facedown sim` starts a virtual shoe and prints its port")
+    client = Client(args.port, on_event=on_event).open()
+    client.identify()
+    client.attach(backlog)
+    return client
+
+
+def show(client, args):
+    st = client.status()
+    if getattr(args, "json", False):
+        print(json.dumps(st, indent=1))
+        return 0
+    table = st.get("table")
+    if table is None:
+        cfg = st.get("config")
+        print("hand %d: no hand in progress%s" % (st["hand"], "" if cfg is None else
+                                                   " (%s, seats %s)" % (cfg["game"], cfg["seats"])))
+        return 0
+    print("hand %d" % st["hand"])
+    print(view.render(table))
+    return 0
+
+
+def status(args):
+    return run_shoe(args, lambda c: None)
+
+
+def run_shoe(args, fn):
+    client = connect(args)
+    try:
+        fn(client)
+        return show(client, args)
+    finally:
+        client.close()
+
+
+def identify(args):
+    client = connect(args)
+    try:
+        info = client.info
+    finally:
+        client.close()
+    if args.json:
+        print(json.dumps(info, indent=1))
+    else:
+        print("device %s, firmware %s, protocol %d, capabilities: %s" % (
+            info["device_id"], info["firmware"], info["protocol"],
+            ", ".join(info["capabilities"]) or "-"))
+        names = [m[1] for m in info["catalogue"]["messages"] if m[2] == "cmd"]
+        print("commands: " + ", ".join(names))
+    return 0
+
+
+def config(args):
+    house = {}
+    for item in args.house:
+        if "=" not in item:
+            raise UserError("--house takes SETTING=VALUE, not %r" % item)
+        k, v = item.split("=", 1)
+        house[k.strip()] = _value(v.strip())
+    mask = 0
+    for s in args.seats:
+        if not 1 <= s <= 10:
+            raise UserError("seat %d: seats are 1..10" % s)
+        mask |= 1 << s
+    return run_shoe(args, lambda c: c.call("config", args.game, mask, args.button, args.rules,
+                                           json.dumps(house, separators=(",", ":"))))
+
+
+def hand(args):
+    return run_shoe(args, lambda c: c.call("hand", args.button))
+
+
+def deal(args):
+    def go(c):
+        table = c.status().get("table")
+        if table is None or table["status"] != "dealing":
+            c.call("hand", 0)  # the last hand is over: the next one (the shoe shuffles)
+        c.call("deal", args.cards)
+    return run_shoe(args, go)
+
+
+def simple(args):
+    return run_shoe(args, lambda c: c.call(args.command))
+
+
+def draw(args):
+    fw = firmware_imports()
+    discards = []
+    for item in args.discard:
+        seat, _, cards = item.partition(":")
+        try:
+            codes = [fw.cards.parse(t.strip()) for t in cards.split(",") if t.strip()]
+            discards.append((int(seat), codes))
+        except ValueError as e:
+            raise UserError("--discard %s: %s" % (item, e))
+    return run_shoe(args, lambda c: c.call("draw", W.pack_discards(sorted(discards))))
+
+
+def action(args):
+    return run_shoe(args, lambda c: c.call("action", args.seat, ACTIONS.index(args.kind)))
+
+
+def report(args):
+    what = {"exposed": 1, "premature": 2, "misdeal": 3}[args.what]
+    if what == 1 and not (args.seat and args.card):
+        raise UserError("report exposed needs --seat and --card")
+    return run_shoe(args, lambda c: c.call("report", what, args.seat, args.card))
+
+
+def describe(entry, hand, rules):
+    """One event as a line of text."""
+    fw = firmware_imports()
+    op, a, b, c = entry[0], entry[1], entry[2], entry[3]
+    z = fw.zones
+    if op == z.OP_MOVE:
+        src = "" if b == z.STUB else " from %s" % z.zone_name(b)
+        return "%s%s -> %s%s" % (fw.cards.name(a), src, z.zone_name(c & 0x7F),
+                                 " (face up)" if c & 0x80 else "")
+    if op == z.OP_SHUFFLE:
+        return "face-down reshuffle of %d cards" % b
+    if op == z.OP_CUT:
+        return "cut"
+    if op == z.OP_PROC:
+        return "PROCEDURE %s %s%s: %s" % (fw.procedures.rule(a, rules), fw.procedures.pid(a),
+                                         " (seat %d)" % b if b else "", fw.procedures.text(a))
+    if op == z.OP_ACTION:
+        return "seat %d %s" % (a, ACTIONS[b] if b < len(ACTIONS) else b)
+    if op == z.OP_REMOVE:
+        return "%s removed from play" % fw.cards.name(a)
+    if op == z.OP_PICK:
+        return "random pick among %d cards" % b
+    if op == z.OP_STATUS:
+        return "hand %d is %s" % (hand, ("dealing", "complete", "MISDEAL", "VOID")[a])
+    return "event %r" % (bytes(entry),)
+
+
+def watch(args):
+    rules = {"value": "tda2024"}
+
+    def on_event(number, hand, entry):
+        print("#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, rules["value"])),
+              flush=True)
+
+    client = connect(args, backlog=args.backlog, on_event=on_event)
+    cfg = client.status().get("config")
+    if cfg:
+        rules["value"] = cfg["rules"]
+    end = time.monotonic() + args.seconds if args.seconds else None
+    try:
+        while end is None or time.monotonic() < end:
+            client.pump(0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+    return 0

@@ -1,0 +1,316 @@
+"""Run the real firmware as a virtual shoe: the MicroPython unix port on one end of a NullModem.
+
+A "flash" folder plays the Pico's flash: the firmware tree (firmware/*) and the wire protocol
+(protocol/wire.py) are copied into its root, and ``micropython -X heapsize=192K main.py`` runs
+with that folder as its working directory and ``FACEDOWN_PORT`` naming the device end of the
+null-modem.  The host talks to the other end, ``shoe.port``, with pyserial.
+
+Power is what the process is: ``stop()`` kills it (a power cut: nothing is flushed, and every
+byte still on its way to the device is lost), ``start()`` boots it again on the same flash and
+the same cable, so the host's port path stays valid across ``restart()``.  The process's
+stdout and stderr go to ``shoe.log`` in the flash folder (appended across boots, one marker
+line per boot).
+
+    with VirtualShoe(main="tests/data/echo_main.py", ready_line="ready") as shoe:
+        with serial.Serial(shoe.port, timeout=1) as s:
+            s.write(b"hi"); assert s.read(2) == b"hi"
+        shoe.restart()
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+
+from .build import compile_folder
+from .nullmodem import NullModem
+
+__all__ = ["VirtualShoe", "find_micropython", "default_sources", "REPO_ROOT"]
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOG_NAME = "shoe.log"
+BOOT_MARK = b"=== virtualshoe: power on ===\n"
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
+
+
+def find_micropython():
+    """Path of the MicroPython unix port: $FACEDOWN_MICROPYTHON, next to sys.executable (the
+    venv's bin), else on PATH."""
+    env = os.environ.get("FACEDOWN_MICROPYTHON")
+    candidates = [env] if env else []
+    candidates.append(os.path.join(os.path.dirname(sys.executable), "micropython"))
+    which = shutil.which("micropython")
+    if which:
+        candidates.append(which)
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise FileNotFoundError(
+        "MicroPython unix port not found (looked for %s and on PATH): run `make setup`, "
+        "or set FACEDOWN_MICROPYTHON" % os.path.join(os.path.dirname(sys.executable), "micropython"))
+
+
+def default_sources(root=REPO_ROOT):
+    """The default flash contents: (source, destination in flash, required) triples."""
+    return [
+        (os.path.join(root, "firmware"), "", True),
+        (os.path.join(root, "protocol", "wire.py"), "wire.py", False),
+    ]
+
+
+def _kill_group(proc):
+    """SIGKILL the process and its group (it runs in a session of its own); reap it."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+
+
+def _finalize(state):
+    _kill_group(state.get("proc"))
+    modem = state.get("modem_owned")
+    if modem is not None:
+        modem.close()
+    tmp = state.get("tmpdir")
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class VirtualShoe:
+    """The firmware under the MicroPython unix port, wired to a NullModem.
+
+    VirtualShoe(flash=None, sources=None, main=None, env=None, nullmodem=None,
+                heapsize="192K", micropython=None, ready_line=None, ready_timeout=10.0,
+                keep=False, args=())
+
+    flash       folder playing the Pico's flash; None: a fresh temporary folder, removed by
+                close() unless keep=True.  A given folder is used as it is (files copied in over
+                what it holds) and never removed.
+    sources     what to copy into flash: paths or (path, dest) pairs; a folder's contents go
+                under dest ("" = the flash root), a file becomes dest (default: its name).
+                Default: firmware/* to the root and protocol/wire.py (if present) to wire.py.
+    main        a script to install as main.py (overrides the firmware's).
+    env         extra environment for the process (e.g. {"FACEDOWN_SIM": "..."}).
+    nullmodem   a NullModem to use (not closed by close()), or a dict of NullModem kwargs.
+    ready_line  text that shoe.log shows once the firmware is up; start() waits for it.
+    compile     install modules as .mpy bytecode (mpy-cross), as on a deployed shoe.
+    """
+
+    def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize="192K",
+                 micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
+                 compile=True):
+        self.micropython = micropython or find_micropython()
+        self.compile = compile
+        self.heapsize = heapsize
+        self.env = dict(env or {})
+        self.ready_line = ready_line
+        self.ready_timeout = ready_timeout
+        self.args = list(args)
+        self._state = {}
+        self._proc = None
+        self._boot_offset = 0
+        self._closed = False
+        self.boots = 0
+        if flash is None:
+            self.flash = tempfile.mkdtemp(prefix="facedown-flash-")
+            if not keep:
+                self._state["tmpdir"] = self.flash
+        else:
+            self.flash = os.path.abspath(flash)
+            os.makedirs(self.flash, exist_ok=True)
+        self._finalizer = weakref.finalize(self, _finalize, self._state)
+        try:
+            self._install(default_sources() if sources is None else sources, main)
+            if isinstance(nullmodem, NullModem):
+                self.modem = nullmodem
+            else:
+                self.modem = NullModem(**(nullmodem or {}))
+                self._state["modem_owned"] = self.modem
+        except BaseException:
+            self._finalizer()
+            raise
+
+    # -- flash ------------------------------------------------------------------------------------
+
+    def _install(self, sources, main):
+        for item in sources:
+            required = True
+            if isinstance(item, (str, os.PathLike)):
+                src, dest = os.fspath(item), None
+            elif len(item) == 2:
+                src, dest = item
+            else:
+                src, dest, required = item
+            src = os.fspath(src)
+            if not os.path.exists(src):
+                if required:
+                    raise FileNotFoundError("flash source missing: %s" % src)
+                continue
+            if os.path.isdir(src):
+                target = os.path.join(self.flash, dest or "")
+                shutil.copytree(src, target, ignore=_IGNORE, dirs_exist_ok=True)
+            else:
+                target = os.path.join(self.flash, dest or os.path.basename(src))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(src, target)
+        if main is not None:
+            shutil.copyfile(os.fspath(main), os.path.join(self.flash, "main.py"))
+        if self.compile:
+            compile_folder(self.flash)  # as deployed: bytecode, not source compiled at boot
+
+    @property
+    def log_path(self):
+        return os.path.join(self.flash, LOG_NAME)
+
+    # -- the cable --------------------------------------------------------------------------------
+
+    @property
+    def port(self):
+        """Host-side tty path for pyserial (stays the same across restarts)."""
+        return self.modem.b_path
+
+    @property
+    def device_port(self):
+        """Device-side tty path (what FACEDOWN_PORT names)."""
+        return self.modem.a_path
+
+    # -- power ------------------------------------------------------------------------------------
+
+    def alive(self):
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self):
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self):
+        """Exit status of the last boot (None while running or never started; -9 after stop())."""
+        return self._proc.poll() if self._proc is not None else None
+
+    def start(self, ready_line=None, timeout=None):
+        """Power on.  Returns once the process runs, or, with a ready line (argument or the
+        constructor's), once shoe.log shows it after this boot; raises RuntimeError if the
+        process exits first and TimeoutError if it does not appear in time."""
+        if self._closed:
+            raise RuntimeError("VirtualShoe is closed")
+        if self.alive():
+            return self
+        if not os.path.isfile(os.path.join(self.flash, "main.py")):
+            raise FileNotFoundError("no main.py in flash folder %s" % self.flash)
+        # A fresh boot: the device's UART is reset and whatever was sent while it was off is gone.
+        self.modem.set_raw("a")
+        self.modem.discard_pending("a")
+        env = dict(os.environ)
+        env.update(self.env)
+        env["FACEDOWN_PORT"] = self.modem.a_path
+        cmd = [self.micropython, "-X", "heapsize=%s" % self.heapsize] + self.args + ["main.py"]
+        with open(self.log_path, "ab") as log:
+            log.write(BOOT_MARK)
+            log.flush()
+            self._boot_offset = log.tell()
+            self._proc = subprocess.Popen(cmd, cwd=self.flash, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+        self._state["proc"] = self._proc
+        self.boots += 1
+        line = ready_line if ready_line is not None else self.ready_line
+        if line:
+            self.wait_for(line, self.ready_timeout if timeout is None else timeout)
+        return self
+
+    def stop(self):
+        """Power cut: SIGKILL the process (no cleanup runs on the device side) and lose every byte
+        still on its way to the device.  Returns the exit status (None if it was not started)."""
+        proc = self._proc
+        if proc is None:
+            return None
+        _kill_group(proc)
+        if not self.modem.closed:
+            self.modem.discard_pending("a")
+        return proc.returncode
+
+    def restart(self, ready_line=None, timeout=None):
+        """Power cycle: stop(), then start() on the same flash folder and the same cable."""
+        self.stop()
+        return self.start(ready_line=ready_line, timeout=timeout)
+
+    # -- log --------------------------------------------------------------------------------------
+
+    def log(self, this_boot=True):
+        """shoe.log as text (by default only what the current/last boot wrote)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                if this_boot:
+                    f.seek(self._boot_offset)
+                return f.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, n=20):
+        """The last n lines of shoe.log (all boots), as one string."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - max(4096, 200 * n)))
+                data = f.read()
+        except FileNotFoundError:
+            return ""
+        return "\n".join(data.decode("utf-8", "replace").splitlines()[-n:])
+
+    def wait_for(self, text, timeout=10.0):
+        """Wait until ``text`` appears in what this boot wrote to shoe.log."""
+        deadline = time.monotonic() + timeout
+        delay = 0.002
+        while True:
+            if text in self.log():
+                return True
+            if not self.alive():
+                if text in self.log():
+                    return True
+                raise RuntimeError("virtual shoe exited (status %s) before %r; log tail:\n%s"
+                                   % (self.returncode, text, self.log_tail(30)))
+            if time.monotonic() >= deadline:
+                raise TimeoutError("virtual shoe: no %r in %s after %.1f s; log tail:\n%s"
+                                   % (text, LOG_NAME, timeout, self.log_tail(30)))
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    # -- life cycle -------------------------------------------------------------------------------
+
+    def close(self):
+        """Stop the process, close the cable (if this shoe made it) and remove a temporary flash."""
+        if self._closed:
+            return
+        self._closed = True
+        self.stop()
+        self._finalizer()
+
+    def __enter__(self):
+        if not self.alive():
+            try:
+                self.start()
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<VirtualShoe flash=%s port=%s %s>" % (self.flash, self.port,
+                                                      "running pid %d" % self.pid if self.alive() else "off")

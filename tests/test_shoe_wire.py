@@ -1,0 +1,170 @@
+"""The real firmware as a virtual shoe (MicroPython unix port on a virtual null-modem), driven
+through protocol v1 by the host client over pyserial: the same code path as a shoe on USB."""
+
+import glob
+import json
+import os
+import random
+
+import pytest
+
+from conftest import SCENARIOS
+
+import scenario
+from facedown.client import Client
+from facedown.shoereplay import replay
+from facedown.virtualshoe import VirtualShoe
+
+from test_micropython import random_scenario
+
+
+def load(path):
+    with open(path) as f:
+        scn = json.load(f)
+    for key in ("expect", "expect_error", "expect_step"):
+        scn.pop(key, None)
+    return scn
+
+
+def in_process(scn):
+    try:
+        return scenario.run(scn)
+    except scenario.ScenarioError as e:
+        return {"error": str(e)}
+
+
+def on_shoe(client, scn):
+    try:
+        return replay(client, scn)
+    except scenario.ScenarioError as e:
+        return {"error": str(e)}
+
+
+@pytest.fixture(scope="module")
+def shoe():
+    with VirtualShoe() as s:
+        s.start(ready_line="ready", timeout=20)
+        yield s
+
+
+@pytest.fixture
+def client(shoe):
+    c = Client(shoe.port, timeout=20).open()
+    c.identify()
+    c.attach()
+    yield c
+    c.close()
+
+
+def test_identify_handshake(client):
+    info = client.info
+    assert info["protocol"] == 1
+    assert "CAP_SIM" in info["capabilities"]
+    names = [m[1] for m in info["catalogue"]["messages"] if m[2] == "cmd"]
+    assert {"config", "deal", "street", "draw", "action", "report", "end"} <= set(names)
+
+
+def test_every_bundled_scenario_gives_the_in_process_record(client):
+    files = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")) +
+                   glob.glob(os.path.join(SCENARIOS, "bad", "*.json")))
+    assert len(files) > 50
+    for path in files:
+        scn = load(path)
+        assert on_shoe(client, scn) == in_process(scn), os.path.basename(path)
+    assert client.stats["duplicate_events"] == 0
+
+
+def test_device_table_equals_the_hosts_record(client):
+    scn = load(os.path.join(SCENARIOS, "04-four-card-flop-tda.json"))
+    rec = on_shoe(client, scn)
+    table = client.status()["table"]
+    rec = dict(rec)
+    del rec["log"]
+    assert table == rec
+
+
+def test_wrong_state_and_bad_arguments_are_typed_errors(client):
+    from facedown.client import ShoeError
+
+    client.call("config", "holdem", 0b1111110, 6, "tda2024", "{}")
+    with pytest.raises(ShoeError) as e:
+        client.call("street")
+    assert e.value.code == 4  # WRONG_STATE: no hand
+    client.call("hand", 0)
+    client.call("deal", 0)
+    with pytest.raises(ShoeError) as e:
+        client.call("config", "omaha", 0b1111110, 6, "tda2024", "{}")
+    assert "in progress" in e.value.message
+    with pytest.raises(ShoeError) as e:
+        client.call("action", 9, 0)
+    assert e.value.code == 3  # BAD_ARGUMENT: seat not in the hand
+    with pytest.raises(ShoeError) as e:
+        client.call("config", "holdem", 0b110, 2, "tda2024", "{\"no_such\": 1}")
+    assert e.value.code in (3, 4)
+    before = client.status()["table"]
+    with pytest.raises(ShoeError):
+        client.call("report", 1, 3, 7)  # seat 3 has 2 cards
+    assert client.status()["table"] == before  # nothing changed
+    client.call("end")
+
+
+def test_lossy_line_200_hands(tmp_path):
+    """1% of bytes dropped, corrupted, duplicated or delayed (a quarter each), each way: every hand completes
+    and the host's record of each equals the device's (and the in-process engine's)."""
+    r = random.Random(7)
+    modem = {"drop": 0.0025, "corrupt": 0.0025, "duplicate": 0.0025, "delay": 0.0025, "seed": 11}
+    with VirtualShoe(nullmodem=modem) as shoe:
+        shoe.start(ready_line="ready", timeout=20)
+        c = Client(shoe.port, timeout=30).open()
+        c.identify()
+        c.attach()
+        hands = 0
+        while hands < 200:
+            scn = random_scenario(r)
+            expected = in_process(scn)
+            if "error" in expected:
+                continue
+            got = on_shoe(c, scn)
+            assert got == expected, json.dumps(scn)
+            table = c.status()["table"]
+            host = dict(got)
+            del host["log"]
+            assert table == host
+            hands += 1
+        stats = shoe.modem.stats()
+        c.close()
+    assert c.stats["retries"] > 0 or c.stats["duplicate_events"] > 0  # the faults did bite
+    assert sum(d["dropped"] for d in stats.values()) > 0
+
+
+def test_power_cycle_mid_hand_resumes_without_gap_or_duplicate():
+    delivered = []
+
+    def on_event(number, hand, entry):
+        delivered.append(number)
+
+    with VirtualShoe() as shoe:
+        shoe.start(ready_line="ready", timeout=20)
+        c = Client(shoe.port, timeout=30, on_event=on_event).open()
+        c.identify()
+        c.attach()
+        c.call("config", "holdem", 0b1111111110, 9, "tda2024", "{}")
+        c.call("hand", 0)
+        c.call("deal", 0)
+        c.call("street")
+        c.sync()
+        before = c.status()["table"]
+        shoe.restart(ready_line="ready", timeout=20)  # a power cut and back
+        c.resume()
+        after = c.status()["table"]
+        # every card that left the stub is where it was; the stub was reshuffled face down
+        for key in ("seats", "board", "burns", "muck", "aside"):
+            assert after[key] == before[key]
+        assert after["stub"] == before["stub"]
+        assert after["procedures"][-1] == "stub-reshuffle"
+        c.call("street")  # the hand continues
+        c.call("street")
+        c.call("end")
+        last = c.sync()
+    assert delivered == list(range(delivered[0], last + 1))  # no gap, no duplicate
+    assert c.stats["events"] == len(delivered)
