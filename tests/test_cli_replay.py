@@ -11,22 +11,24 @@ PREMATURE = os.path.join(SCENARIOS, "03-premature-turn-robert.json")
 
 
 def test_replay_json_is_the_hand_record(capsys):
-    assert main(["replay", PREMATURE, "--json"]) == 0
+    assert main(["replay", PREMATURE, "--json", "--in-process"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["status"] in ("dealing", "complete")
     assert "premature-turn-aside" in rec["procedures"]
     assert isinstance(rec["stub"], int)
 
 
-def test_replay_under_micropython_prints_the_same_record(capsys):
-    main(["replay", PREMATURE, "--json"])
+def test_replay_every_way_prints_the_same_record(capsys):
+    main(["replay", PREMATURE, "--json", "--in-process"])
     cpython = json.loads(capsys.readouterr().out)
     assert main(["replay", PREMATURE, "--json", "--micropython"]) == 0
+    assert json.loads(capsys.readouterr().out) == cpython
+    assert main(["replay", PREMATURE, "--json"]) == 0  # through a fresh virtual shoe
     assert json.loads(capsys.readouterr().out) == cpython
 
 
 def test_replay_table_view_names_the_rule(capsys):
-    assert main(["replay", PREMATURE]) == 0
+    assert main(["replay", PREMATURE, "--in-process"]) == 0
     out = capsys.readouterr().out
     assert "RRoP Hold'em 8" in out
     assert "order secret" in out
@@ -36,9 +38,10 @@ def test_bad_scenario_is_one_clear_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"game": "holdem", "seats": [1, 2], "button": 1,
                                "steps": [{"do": "deal"}, {"do": "shuffle"}]}))
-    assert main(["replay", str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert "step 2 (shuffle)" in err and "Traceback" not in err
+    for how in (["--in-process"], []):
+        assert main(["replay", str(bad)] + how) == 2
+        err = capsys.readouterr().err
+        assert "step 2 (shuffle)" in err and "Traceback" not in err
 
 
 def test_missing_file_and_bad_json(tmp_path, capsys):

@@ -1,4 +1,8 @@
-"""`facedown replay SCENARIO.json`: where every card went, and the procedures applied."""
+"""`facedown replay SCENARIO.json`: where every card went, and the procedures applied.
+
+By default the scenario runs through a fresh virtual shoe (the real firmware under the
+MicroPython unix port, over the serial protocol); `--in-process` runs the engine in this
+process, `--micropython` runs it in-process under the unix port, `--port` on a given shoe."""
 
 import json
 
@@ -9,14 +13,15 @@ from .errors import UserError
 def add_command(sub):
     p = sub.add_parser("replay", help="replay a scenario file and show the table",
                        description="Replay a hand described in a scenario file and show where "
-                                   "every card went.")
+                                   "every card went. Runs through a fresh virtual shoe unless "
+                                   "told otherwise; the hand record is the same every way.")
     p.add_argument("scenario", help="scenario file (JSON)")
     p.add_argument("--json", action="store_true", help="print the hand record as JSON")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--micropython", action="store_true",
-                     help="run the engine under the MicroPython unix port")
     how.add_argument("--in-process", action="store_true",
-                     help="run the engine in this process (the default for now)")
+                     help="run the engine in this process instead of a virtual shoe")
+    how.add_argument("--micropython", action="store_true",
+                     help="run the engine in-process under the MicroPython unix port")
     p.set_defaults(func=run)
 
 
@@ -30,8 +35,13 @@ def load(path):
         raise UserError("%s is not valid JSON: %s" % (path, e))
 
 
+def _rejected(message):
+    return UserError("scenario rejected: %s" % message,
+                     hint="see docs/engine.md for the scenario format")
+
+
 def replay(scn, micropython=False):
-    """The hand record of a scenario dict (raises UserError for a bad scenario)."""
+    """The hand record of a scenario dict, from the engine in-process (or under MicroPython)."""
     if micropython:
         rec = engine.run_micropython([scn])[0]
     else:
@@ -41,14 +51,43 @@ def replay(scn, micropython=False):
         except mod.ScenarioError as e:
             rec = {"error": str(e)}
     if "error" in rec:
-        raise UserError("scenario rejected: %s" % rec["error"],
-                        hint="see docs/engine.md for the scenario format")
+        raise _rejected(rec["error"])
     return rec
+
+
+def replay_on_shoe(scn, port=None):
+    """The hand record of a scenario played on the shoe at `port`, or on a fresh virtual shoe."""
+    from .client import Client
+    from .shoereplay import replay as play
+    from .virtualshoe import VirtualShoe
+
+    mod = engine.scenario_module()
+    shoe = None
+    try:
+        if port is None:
+            shoe = VirtualShoe()
+            shoe.start(ready_line="ready", timeout=20)
+            port = shoe.port
+        client = Client(port, timeout=30).open()
+        try:
+            client.identify()
+            client.attach()
+            return play(client, scn)
+        except mod.ScenarioError as e:
+            raise _rejected(str(e))
+        finally:
+            client.close()
+    finally:
+        if shoe is not None:
+            shoe.close()
 
 
 def run(args):
     scn = load(args.scenario)
-    rec = replay(scn, micropython=args.micropython)
+    if args.in_process or args.micropython:
+        rec = replay(scn, micropython=args.micropython)
+    else:
+        rec = replay_on_shoe(scn, args.port)
     if args.json:
         print(json.dumps(rec, indent=1))
     else:
