@@ -53,8 +53,19 @@ def test_missing_file_and_bad_json(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
 
 
-def test_demo_replays_every_bundled_scenario(capsys):
-    assert main(["demo"]) == 0
+def test_demo_scenarios_replays_every_bundled_scenario(capsys):
+    assert main(["demo", "--scenarios"]) == 0
     out = capsys.readouterr().out
     count = len([f for f in os.listdir(SCENARIOS) if f.endswith(".json")])
     assert "%d scenarios replayed" % count in out
+
+
+def test_live_demo_deals_hands_on_a_virtual_shoe(capsys):
+    assert main(["demo", "--hands", "4", "--seed", "3", "--feed-ms", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "virtual shoe on /dev/" in out
+    assert "hands dealt          4" in out
+    assert "power cut" in out  # one hand loses power mid-hand and carries on
+    assert "(0 duplicates dropped)" in out or "duplicates dropped" in out
+    for n in range(1, 5):
+        assert "hand %d:" % n in out

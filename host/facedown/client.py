@@ -184,8 +184,10 @@ class Client:
             tries += 1
             sent = time.monotonic()
             self.nak = False
-            while seq not in self.replies and time.monotonic() - sent < rto and not self.nak:
-                self.pump(min(0.01, rto))
+            heard = sent
+            while seq not in self.replies and time.monotonic() - heard < rto and not self.nak:
+                if self.pump(min(0.01, rto)):
+                    heard = time.monotonic()  # the shoe is talking (dealing): keep waiting
             if seq in self.replies:
                 if tries == 1 and name in self.TIMED:  # Karn; and not a reply that waited
                     self.rto.sample(int((time.monotonic() - sent) * 1000))

@@ -1,36 +1,248 @@
-"""`facedown demo`: the bundled example scenarios (one per procedure), each replayed on the
-engine with the table shown after it."""
+"""`facedown demo`: the main job on a virtual shoe. The real firmware (MicroPython unix port)
+deals a stream of 9-seat hold'em hands over the serial protocol, with irregularities injected at
+random (exposed cards, premature boards, double feeds, boxed cards, jams, a power cycle); the
+table is shown live as each event arrives; a summary closes the run.
 
+`facedown demo --scenarios` replays the bundled example scenarios instead (one per procedure)."""
+
+import collections
 import glob
 import os
+import random
+import sys
+import time
 
 from . import engine, view
 from .replay import load, replay
 
+SEATS = list(range(1, 10))
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+
 
 def add_command(sub):
-    p = sub.add_parser("demo", help="replay the bundled example scenarios")
+    p = sub.add_parser("demo", help="a virtual shoe dealing hands with irregularities, live")
+    p.add_argument("--hands", type=int, default=12, help="how many hands (default 12)")
+    p.add_argument("--seed", type=int, default=None, help="repeat a run exactly")
+    p.add_argument("--feed-ms", type=int, default=25, help="time one card takes to come out")
+    p.add_argument("--rules", default="tda2024", choices=("tda2024", "robert"))
+    p.add_argument("--scenarios", action="store_true",
+                   help="replay the bundled example scenarios instead")
     p.add_argument("--micropython", action="store_true",
-                   help="run the engine under the MicroPython unix port")
-    p.add_argument("pattern", nargs="?", default="*", help="only scenarios whose name matches")
+                   help="with --scenarios: run the engine under the MicroPython unix port")
+    p.add_argument("pattern", nargs="?", default="*", help="with --scenarios: a name pattern")
     p.set_defaults(func=run)
 
+
+def run(args):
+    if args.scenarios:
+        return run_scenarios(args)
+    return Demo(args).run()
+
+
+# ----------------------------------------------------------------------- bundled scenarios
 
 def scenario_files(pattern="*"):
     folder = os.path.join(engine.ROOT, "tests", "scenarios")
     return sorted(glob.glob(os.path.join(folder, pattern + ".json")))
 
 
-def run(args):
+def run_scenarios(args):
     files = scenario_files(args.pattern)
     procedures = set()
     for path in files:
         scn = load(path)
         rec = replay(scn, micropython=args.micropython)
         procedures.update(rec["procedures"])
-        name = os.path.basename(path)
         print("=" * 78)
-        print(view.render(rec, title="%s  %s" % (name, scn.get("title", ""))))
+        print(view.render(rec, title="%s  %s" % (os.path.basename(path), scn.get("title", ""))))
     print("=" * 78)
     print("%d scenarios replayed, %d distinct procedures applied" % (len(files), len(procedures)))
     return 0
+
+
+# ----------------------------------------------------------------------- the live demo
+
+class Screen:
+    """The live table: redrawn in place on a terminal, printed per hand otherwise."""
+
+    def __init__(self):
+        self.live = None
+        if sys.stdout.isatty():
+            from rich.console import Console
+            from rich.live import Live
+
+            self.live = Live(console=Console(), refresh_per_second=20, transient=False)
+            self.live.start()
+
+    def show(self, text, final=False):
+        if self.live is not None:
+            from rich.text import Text
+
+            self.live.update(Text(text))
+        elif final:
+            print(text, flush=True)
+
+    def say(self, line):
+        if self.live is not None:
+            self.live.console.print(line)
+        else:
+            print(line, flush=True)
+
+    def stop(self):
+        if self.live is not None:
+            self.live.stop()
+
+
+class Demo:
+    def __init__(self, args):
+        self.args = args
+        self.seed = args.seed if args.seed is not None else random.randrange(10**6)
+        self.r = random.Random(self.seed)
+        self.mirror = None
+        self.hand_no = 0
+        self.procedures = collections.Counter()
+        self.moves = 0
+        self.events = 0
+        self.screen = None
+        self.last_line = ""
+        self.power_cycle_at = self.r.randrange(2, max(3, args.hands)) if args.hands > 1 else None
+
+    # events arrive here, live, while the shoe deals
+    def on_event(self, number, hand, entry):
+        from .commands import describe
+
+        self.events += 1
+        if self.mirror is None or hand != self.hand_no:
+            return
+        self.mirror.apply(entry)
+        if entry[0] == 1:
+            self.moves += 1
+        if entry[0] == 4:
+            self.procedures[self.fw.procedures.pid(entry[1])] += 1
+        self.last_line = "#%d %s" % (number, describe(entry, hand, self.args.rules))
+        self.redraw()
+
+    def redraw(self, final=False):
+        rec = self.mirror.record()
+        text = view.render(rec, title="hand %d   (%s)" % (self.hand_no, self.last_line))
+        self.screen.show(text, final)
+
+    def run(self):
+        from .client import Client, ShoeError
+        from .mirror import Mirror
+        from .virtualshoe import VirtualShoe
+
+        self.fw = engine.firmware_imports()
+        print("Facedown demo: a virtual shoe deals %d hands of 9-seat hold'em (%s), seed %d" % (
+            self.args.hands, self.args.rules, self.seed), flush=True)
+        env = {"FACEDOWN_SIM": "feed_ms=%d,seed=%d" % (self.args.feed_ms, self.seed)}
+        t0 = time.monotonic()
+        with VirtualShoe(env=env) as shoe:
+            shoe.start(ready_line="ready", timeout=20)
+            print("virtual shoe on %s (flash %s)" % (shoe.port, shoe.flash), flush=True)
+            client = Client(shoe.port, on_event=self.on_event, timeout=30).open()
+            info = client.identify()
+            client.attach()
+            print("identified: device %s, firmware %s, protocol %d" % (
+                info["device_id"], info["firmware"], info["protocol"]), flush=True)
+            mask = sum(1 << s for s in SEATS)
+            client.call("config", "holdem", mask, 9, self.args.rules, "{}")
+            self.screen = Screen()
+            try:
+                for k in range(self.args.hands):
+                    client.call("hand", 0)
+                    st = client.status()
+                    self.hand_no = st["hand"]
+                    cfg = st["config"]
+                    self.mirror = Mirror("holdem", SEATS, cfg["button"], self.args.rules)
+                    self.last_line = "shuffled face down; button on seat %d" % cfg["button"]
+                    self.redraw()
+                    try:
+                        self.play(client, shoe, power_cycle=(k == self.power_cycle_at))
+                    except ShoeError as e:
+                        self.screen.say("  (the shoe refused: %s)" % e)
+                    client.sync()
+                    self.redraw(final=True)
+                    rec = self.mirror.record()
+                    self.screen.say("hand %d: %s%s" % (
+                        self.hand_no, rec["status"],
+                        "; " + ", ".join(rec["procedures"]) if rec["procedures"] else ""))
+            finally:
+                self.screen.stop()
+            wall = time.monotonic() - t0
+            s = client.stats
+            client.close()
+        self.summary(s, wall)
+        return 0
+
+    # one hand, with irregularities drawn at random
+    def play(self, c, shoe, power_cycle=False):
+        r = self.r
+        if r.random() < 0.15:
+            c.call("sim_fault", r.choice(["double_feed", "boxed"]), r.randint(3, 18), 0, 0)
+        if r.random() < 0.3:
+            c.call("deal", r.randint(3, 15))
+            seat = r.choice(SEATS)
+            table = c.status()["table"]
+            if table["status"] != "dealing":
+                return
+            if table["seats"][str(seat)]:
+                c.call("report", 1, seat, 1)  # an exposed card
+            if c.status()["table"]["status"] != "dealing":
+                return
+        c.call("deal", 0)
+        if self.mirror.status != 0:
+            return
+        live = list(SEATS)
+        self.betting(c, live, preflop=True)
+        for street in range(3):
+            if len(live) < 2:
+                break
+            if r.random() < 0.12:
+                c.call("sim_fault", "double_feed", r.randint(2, 3), 0, 0)
+            elif street == 0 and r.random() < 0.08:
+                c.call("sim_fault", "no_burn", 0, 0, 0)
+            if power_cycle and street == 1:
+                self.screen.say("  ** power cut: the virtual shoe loses power mid-hand **")
+                shoe.restart(ready_line="ready", timeout=20)
+                c.resume()
+                self.screen.say("  ** power back: events resumed from #%d, stub reshuffled "
+                                "(RP-4) **" % (c.last_event + 1))
+            c.call("street")
+            if r.random() < 0.1:
+                c.call("report", 2, 0, 0)  # premature: the street is dealt again later
+                c.call("street")
+            if r.random() < 0.05:
+                c.call("sim_fault", "jam", 0, 0, r.choice([0, 1]))
+            self.betting(c, live)
+        c.call("end")
+
+    def betting(self, c, live, preflop=False):
+        r = self.r
+        for seat in list(live):
+            if len(live) < 2:
+                return
+            kind = r.choice(("call", "call", "check", "raise", "fold")) if preflop else \
+                r.choice(("check", "check", "bet", "call", "fold"))
+            c.call("action", seat, ACTIONS.index(kind))
+            if kind == "fold":
+                live.remove(seat)
+
+    def summary(self, s, wall):
+        print()
+        print("Summary (seed %d, %.1f s)" % (self.seed, wall))
+        print("  hands dealt          %d" % self.args.hands)
+        print("  cards tracked        %d card movements, every card in exactly one place" %
+              self.moves)
+        print("  events               %d received in order (%d duplicates dropped)" % (
+            s["events"], s["duplicate_events"]))
+        print("  frames               %d sent, %d received, %d retried (%d at once on a NAK)" % (
+            s["frames_sent"], s["frames_received"], s["retries"] + s["fast_retries"],
+            s["fast_retries"]))
+        print("  bytes                %d sent, %d received" % (s["bytes_sent"],
+                                                             s["bytes_received"]))
+        print("  procedures applied   %d" % sum(self.procedures.values()))
+        for pid, n in self.procedures.most_common():
+            p = self.fw.procedures
+            num = p.INDEX[pid]
+            print("    %3d x %-24s %s" % (n, pid, p.rule(num, self.args.rules)))
