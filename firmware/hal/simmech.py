@@ -27,6 +27,7 @@ class SimMech:
         self.fault_rate = 0      # random faults per card, in 1/65536
         self.fault_rng = None
         self.idle = None         # called while a card is in flight (the link keeps serving)
+        self.before = None       # called before each card moves
 
     def random_faults(self, rate, rng):
         """Arm a random mechanism fault (double feed or boxed card) with this chance per card."""
@@ -65,6 +66,8 @@ class SimMech:
         return len(self.faults) + (1 if self.no_burn else 0)
 
     def feed(self, route):
+        if self.before is not None:
+            self.before(route)  # the shoe commits what happened so far before a card moves
         if self.feed_ms:
             self._travel()
         self.feeds += 1

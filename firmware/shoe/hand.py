@@ -81,6 +81,7 @@ class Hand:
             self.state[s] = LIVE
         self.status = DEALING
         self.reason = None
+        self.reason_num = None
         self.initial_total = hole * len(seats)
         self.initial_done = 0
         self.nstreet = 0          # later streets dealt (board: 1 flop .. 3 river; stud: 1 = 4th)
@@ -704,7 +705,8 @@ class Hand:
     def _end(self, status, pid):
         self._proc(pid)
         self.status = status
-        self.reason = P.text(_PROC[pid])
+        self.reason_num = _PROC[pid]
+        self.reason = P.text(self.reason_num)
         self.last_street = None
         self.z.note(OP_STATUS, status)
 

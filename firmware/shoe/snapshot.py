@@ -64,3 +64,81 @@ def restore(snap, rng, mech):
     else:
         hand._load()
     return hand
+
+
+# ---- the hand's counters as a fixed 145-byte image (the flash journal stores its changes as
+# (offset, value) pairs; the zones are rebuilt from the hand's log entries)
+
+IMAGE_SIZE = 145
+_SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", "n_actions",
+            "n_chips", "dispensed")
+# list fields: (attribute, offset of the length byte, capacity)
+_LISTS = (("replace_queue", 35, 10), ("down3", 46, 10), ("reserved", 57, 12),
+          ("returning", 70, 4))
+_SMALL = ("exposures", "boxed_initial", "extra_initial", "skip_burn", "noburn")
+
+
+def image(hand):
+    img = bytearray(IMAGE_SIZE)
+    for i in range(len(_SCALARS)):
+        v = getattr(hand, _SCALARS[i])
+        img[i] = min(255, int(v))
+    img[8] = hand.first_two[0]
+    img[9] = hand.first_two[1]
+    for i in range(len(_SMALL)):
+        img[10 + i] = min(255, int(getattr(hand, _SMALL[i])))
+    img[15] = 255 if hand.reason_num is None else hand.reason_num
+    img[16:24] = hand.street_burns
+    img[24:35] = hand.state
+    for name, at, cap in _LISTS:
+        items = getattr(hand, name)
+        if len(items) > cap:
+            raise ValueError("%s holds %d items (room for %d)" % (name, len(items), cap))
+        img[at] = len(items)
+        for k in range(len(items)):
+            img[at + 1 + k] = items[k]
+    ls = hand.last_street
+    img[75] = 255 if ls is None else len(ls)
+    if ls is not None:
+        if len(ls) > 16:
+            raise ValueError("last street holds %d cards" % len(ls))
+        for k in range(len(ls)):
+            img[76 + k] = ls[k]
+    img[92:145] = hand.discards
+    return img
+
+
+def apply_image(hand, img):
+    from shoe import procedures as P
+
+    for i in range(len(_SCALARS)):
+        setattr(hand, _SCALARS[i], img[i])
+    hand.window_closed = bool(img[4])
+    hand.first_two = bytearray(img[8:10])
+    for i in range(len(_SMALL)):
+        setattr(hand, _SMALL[i], img[10 + i])
+    hand.skip_burn = bool(img[13])
+    hand.noburn = bool(img[14])
+    hand.reason_num = None if img[15] == 255 else img[15]
+    hand.reason = None if img[15] == 255 else P.text(img[15])
+    hand.street_burns = bytearray(img[16:24])
+    hand.state = bytearray(img[24:35])
+    for name, at, cap in _LISTS:
+        setattr(hand, name, list(img[at + 1:at + 1 + img[at]]))
+    hand.last_street = None if img[75] == 255 else list(img[76:76 + img[75]])
+    hand.discards = bytearray(img[92:145])
+
+
+def diff(old, new):
+    """(offset, value) pairs where new differs from old, as bytes."""
+    out = bytearray()
+    for i in range(IMAGE_SIZE):
+        if old[i] != new[i]:
+            out.append(i)
+            out.append(new[i])
+    return out
+
+
+def patch(img, pairs):
+    for i in range(0, len(pairs) - 1, 2):
+        img[pairs[i]] = pairs[i + 1]

@@ -38,10 +38,11 @@ class _Firmware:
 
     def __init__(self):
         scenario_module()
-        from shoe import cards, games, house, procedures, record, zones
+        from shoe import cards, games, house, logplay, procedures, record, zones
 
         self.cards, self.games, self.house = cards, games, house
         self.procedures, self.record, self.zones = procedures, record, zones
+        self.logplay = logplay
 
 
 _FW = []

@@ -1,0 +1,150 @@
+# Block devices with the Pico's flash geometry (4096-byte erase blocks, 256-byte program pages)
+# and MicroPython's extended block-device protocol (readblocks/writeblocks with an offset,
+# ioctl 4 count, 5 size, 6 erase), so the journal runs on rp2.Flash on the Pico and on these in
+# the simulator and the tests. NOR semantics: erase sets every byte to 0xFF; programming can only
+# clear bits (new = old & data). They count operations, and can cut the power after the Nth
+# program or erase, optionally in the middle of a page (littlefs's own test method).
+
+BLOCK = 4096
+PAGE = 256
+ERASED = 0xFF
+
+
+class PowerCut(BaseException):
+    """The power went at this instant: nothing more reaches the flash. (A BaseException, so no
+    `except Exception` in the firmware can swallow it.)"""
+
+
+class RamFlash:
+    """A flash partition in RAM (or over a given bytearray image)."""
+
+    def __init__(self, blocks=64, image=None):
+        self.blocks = blocks
+        self.mem = image if image is not None else bytearray(b"\xff" * (blocks * BLOCK))
+        self.programs = 0        # page programs
+        self.bytes_programmed = 0
+        self.erases = 0
+        self.erase_counts = [0] * blocks
+        self.ops = 0             # programs + erases
+        self.cut_after = 0       # 0: never; N: the power goes at the Nth operation from now
+        self.cut_partial = False # the Nth operation is torn: half a page, or half a block
+        self.dead = False
+
+    # --- the block-device protocol (MicroPython's extended interface)
+    def readblocks(self, block, buf, offset=0):
+        start = block * BLOCK + offset
+        buf[:] = self.mem[start:start + len(buf)]
+
+    def writeblocks(self, block, buf, offset=None):
+        if offset is None:  # the simple interface: erase, then program the whole block
+            self.ioctl(6, block)
+            offset = 0
+        start = block * BLOCK + offset
+        n = len(buf)
+        if start // PAGE != (start + n - 1) // PAGE and (start % PAGE or n % PAGE):
+            raise ValueError("a program must stay within one page or cover whole pages")
+        pages = max(1, (n + PAGE - 1) // PAGE)
+        for p in range(pages):
+            lo = p * PAGE
+            hi = min(n, lo + PAGE)
+            self._op()
+            torn = self._torn()
+            if torn:
+                hi = lo + max(1, (hi - lo) // 2)
+            mem = self.mem
+            for i in range(lo, hi):
+                mem[start + i] &= buf[i]
+            self.programs += 1
+            self.bytes_programmed += hi - lo
+            if torn:
+                self._die()
+
+    def ioctl(self, op, arg):
+        if op == 4:
+            return self.blocks
+        if op == 5:
+            return BLOCK
+        if op == 6:
+            self._op()
+            torn = self._torn()
+            base = arg * BLOCK
+            end = base + (BLOCK // 2 if torn else BLOCK)
+            for i in range(base, end):
+                self.mem[i] = ERASED
+            self.erases += 1
+            self.erase_counts[arg] += 1
+            if torn:
+                self._die()
+            return 0
+        return 0
+
+    # --- power cuts
+    def _op(self):
+        if self.dead:
+            raise PowerCut()
+        self.ops += 1
+        if self.cut_after and not self.cut_partial:
+            self.cut_after -= 1
+            if self.cut_after == 0:
+                self._die()
+
+    def _torn(self):
+        if self.cut_after and self.cut_partial:
+            self.cut_after -= 1
+            return self.cut_after == 0
+        return False
+
+    def _die(self):
+        self.dead = True
+        raise PowerCut()
+
+    def arm(self, after, partial=False):
+        """Cut the power at the `after`-th program/erase from now (1 = the next one)."""
+        self.cut_after = after
+        self.cut_partial = partial
+
+    def revive(self):
+        """Power back on: the flash keeps what reached it."""
+        self.dead = False
+        self.cut_after = 0
+
+
+class FileFlash(RamFlash):
+    """A flash partition kept in a file (the virtual shoe's flash chip): every operation reaches
+    the file at once, so killing the process is a power cut."""
+
+    def __init__(self, path, blocks=256):
+        self.path = path
+        try:
+            f = open(path, "rb")
+            image = bytearray(f.read())
+            f.close()
+        except OSError:
+            image = None
+        if image is None or len(image) != blocks * BLOCK:
+            image = bytearray(b"\xff" * (blocks * BLOCK))
+            f = open(path, "wb")
+            f.write(image)
+            f.close()
+        RamFlash.__init__(self, blocks, image)
+        self.f = open(path, "r+b")
+
+    def _sync(self, start, end):
+        self.f.seek(start)
+        self.f.write(self.mem[start:end])
+        self.f.flush()
+
+    def writeblocks(self, block, buf, offset=None):
+        start = block * BLOCK + (offset or 0)
+        try:
+            RamFlash.writeblocks(self, block, buf, offset)
+        finally:
+            self._sync(block * BLOCK if offset is None else start, start + len(buf))
+
+    def ioctl(self, op, arg):
+        if op != 6:
+            return RamFlash.ioctl(self, op, arg)
+        try:
+            return RamFlash.ioctl(self, op, arg)
+        finally:
+            self._sync(arg * BLOCK, (arg + 1) * BLOCK)

@@ -1,0 +1,411 @@
+# The flash journal: a log-structured, append-only record of everything the shoe must not lose,
+# on a raw flash partition (rp2.Flash on the Pico; a file-backed block device in the simulator).
+#
+# Layout: the partition is a ring of 4096-byte blocks. Each block opens with a BLOCK record (its
+# sequence number and a checkpoint: configuration, hand number, next event number, the hash of
+# the last closed hand, where the open hand started). Records follow, appended in place:
+#
+#     type u8 | len u8 | payload (len bytes) | crc32 u32 LE over type, len, payload
+#
+# An erased byte (0xFF) where a type should be is the end of the log. Records:
+#   CONFIG  the table's configuration (JSON)
+#   HAND    a hand begins: hand number u16, first event u32, then its configuration (JSON)
+#   COMMIT  what happened since the last commit: n u8, n engine log entries (4 bytes each),
+#           flags u8 (1: a card is about to be fed, 2: a reply follows), m u8, m (offset, value)
+#           changes of the hand's counter image, [route u8], [seq u16, reply bytes]
+#   CLOSE   the hand is over: hand number u16, SHA-256 chain hash (32 bytes) over the previous
+#           hand's hash, this hand's HAND payload and all its entries
+#
+# The stub's order is never written: a hand's zones are rebuilt from its entries, and the stub
+# is known as a set only. Every page is programmed whole (the RP2040 programs 256-byte pages),
+# re-programming the head page as it fills (NOR: bits only go from 1 to 0). Each block is erased
+# once per trip round the ring, so wear is spread evenly over the partition.
+import hashlib
+import json
+from binascii import crc32
+
+BLOCK = 4096
+PAGE = 256
+R_BLOCK = 1
+R_CONFIG = 2
+R_HAND = 3
+R_COMMIT = 4
+R_CLOSE = 5
+MAGIC = b"FDJ1"
+F_FEED = 1
+F_REPLY = 2
+NONE32 = 0xFFFFFFFF
+ZERO_HASH = bytes(32)
+
+
+def _u16(b, i):
+    return b[i] | (b[i + 1] << 8)
+
+
+def _u32(b, i):
+    return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+
+
+def _p16(v):
+    return bytes((v & 0xFF, (v >> 8) & 0xFF))
+
+
+def _p32(v):
+    return bytes((v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF))
+
+
+class OpenHand:
+    """The open hand as the journal holds it."""
+
+    def __init__(self, number, first_event, config, head):
+        self.number = number
+        self.first_event = first_event
+        self.config = config        # JSON text
+        self.head = head            # the HAND payload (hashed into the chain)
+        self.entries = bytearray()
+        self.image = None           # the counter image after the last commit
+        self.reply = None           # (seq, reply) of the last command
+        self.feeding = -1           # route of a feed committed but never settled, else -1
+
+
+class Journal:
+    def __init__(self, dev):
+        self.dev = dev
+        self.nblocks = dev.ioctl(4, 0)
+        self.page = bytearray(PAGE)
+        self.problems = []          # what boot or verify() found wrong (text, hand affected)
+        self.config = None          # JSON text of the configuration
+        self.hand_no = 0
+        self.event_next = 1
+        self.chain = ZERO_HASH      # hash of the last closed hand
+        self.hand = None            # the open hand (OpenHand) or None
+        self.last = None            # the last closed hand (OpenHand), for resending its events
+        self.seq = 0                # the head block's sequence number
+        self.block = 0              # head block
+        self.off = 0                # append offset in the head block
+        self.writes = 0             # records appended since boot
+        self.hand_loc = (NONE32, 0)  # where the open hand's HAND record is
+        self.torn = 0xFFFF          # offset of a record a power cut tore in the head block
+        self.boot()
+
+    # ------------------------------------------------------------------ reading
+
+    def _read(self, block, off, n):
+        buf = bytearray(n)
+        self.dev.readblocks(block, buf, off)
+        return buf
+
+    def _record(self, block, off):
+        """(type, payload, next offset) of the record at off; type 0 for the end of the log,
+        -1 for a damaged record."""
+        if off + 6 > BLOCK:
+            return 0, None, off
+        hdr = self._read(block, off, 2)
+        if hdr[0] == 0xFF:
+            return 0, None, off
+        n = hdr[1]
+        if off + 6 + n > BLOCK:
+            return -1, None, off
+        body = self._read(block, off, 2 + n + 4)
+        if crc32(bytes(body[:2 + n])) != _u32(body, 2 + n):
+            return -1, None, off
+        return body[0], bytes(body[2:2 + n]), off + 6 + n
+
+    def _header(self, block):
+        t, p, nxt = self._record(block, 0)
+        if t != R_BLOCK or p is None or len(p) < 56 or p[:4] != MAGIC:
+            return None
+        return p, nxt
+
+    def _ordered(self):
+        """Valid blocks as (seq, block), oldest first."""
+        out = []
+        for b in range(self.nblocks):
+            h = self._header(b)
+            if h is not None:
+                out.append((_u32(h[0], 4), b))
+        out.sort()
+        return out
+
+    def boot(self):
+        """Find the head, restore the checkpoint, replay the open hand. Never raises on a bad
+        journal: what is wrong goes to self.problems."""
+        blocks = self._ordered()
+        if not blocks:
+            self._new_block(0, 1)
+            return
+        self.seq, self.block = blocks[-1]
+        p, _ = self._header(self.block)
+        self._checkpoint(p)
+        start_seq, start_off = _u32(p, 46), _u16(p, 50)
+        chain = blocks
+        if start_seq != NONE32:
+            chain = [x for x in blocks if x[0] >= start_seq]
+            if not chain or chain[0][0] != start_seq:
+                self.problems.append(("the open hand's first block is missing", self.hand_no))
+                start_off = 0
+        else:
+            chain = [blocks[-1]]
+            start_off = 0
+        end = None
+        for i in range(len(chain)):
+            seq, b = chain[i]
+            off = start_off if (i == 0 and start_seq != NONE32) else self._header(b)[1]
+            torn = _u16(self._header(chain[i + 1][1])[0], 52) if i + 1 < len(chain) else 0xFFFF
+            end = self._scan(b, seq, off, seq == self.seq, torn)
+        self.off = end
+        if end is None or end >= BLOCK - 16:
+            self._new_block((self.block + 1) % self.nblocks, self.seq + 1)
+        else:
+            self._load_page()
+
+    def _checkpoint(self, p):
+        self.hand_no = _u16(p, 8)
+        self.event_next = _u32(p, 10)
+        self.chain = bytes(p[14:46])
+        n = _u16(p, 54)
+        self.config = p[56:56 + n].decode() if n else None
+
+    def _scan(self, block, seq, off, head, torn=0xFFFF):
+        """Apply records from off on. Returns the append offset (None: the block must not be
+        appended to, e.g. after a torn record)."""
+        while True:
+            t, p, nxt = self._record(block, off)
+            if t == 0:
+                if head and not self._erased(block, off):
+                    self.problems.append(("damaged bytes after the end of block %d" % block,
+                                          self.hand_no))
+                    return None
+                return off
+            if t < 0:
+                n = self._read(block, off + 1, 1)[0] if off + 1 < BLOCK else 0
+                if off == torn or (head and self._erased(block, min(BLOCK, off + 6 + n))):
+                    # the last record was torn by a power cut: never taken; start a new block
+                    if head:
+                        self.torn = off
+                    return None
+                self.problems.append(("damaged record in block %d at %d" % (block, off),
+                                      self.hand.number if self.hand else self.hand_no))
+                return None
+            if t == R_HAND:
+                self.hand_loc = (seq, off)
+            self._apply(t, p)
+            off = nxt
+
+    def _erased(self, block, off):
+        if off >= BLOCK:
+            return True
+        rest = self._read(block, off, BLOCK - off)
+        for x in rest:
+            if x != 0xFF:
+                return False
+        return True
+
+    def _apply(self, t, p):
+        if t == R_CONFIG:
+            self.config = p.decode()
+        elif t == R_HAND:
+            self.hand_no = _u16(p, 0)
+            first = _u32(p, 2)
+            self.hand = OpenHand(self.hand_no, first, p[6:].decode(), p)
+            self.event_next = first
+        elif t == R_COMMIT:
+            h = self.hand
+            if h is None:
+                self.problems.append(("a commit outside any hand", self.hand_no))
+                return
+            n = p[0]
+            h.entries.extend(p[1:1 + 4 * n])
+            self.event_next += n
+            i = 1 + 4 * n
+            flags = p[i]
+            m = p[i + 1]
+            pairs = p[i + 2:i + 2 + 2 * m]
+            i += 2 + 2 * m
+            if h.image is None:
+                h.image = bytearray(145)
+            for k in range(0, len(pairs), 2):
+                h.image[pairs[k]] = pairs[k + 1]
+            h.feeding = p[i] if flags & F_FEED else -1
+            if flags & F_FEED:
+                i += 1
+            if flags & F_REPLY:
+                h.reply = (_u16(p, i), p[i + 2:])
+        elif t == R_CLOSE:
+            if self.hand is not None:
+                self.chain = p[2:34]
+                self.last = self.hand
+                self.hand = None
+
+    # ------------------------------------------------------------------ writing
+
+    def _load_page(self):
+        base = self.off - self.off % PAGE
+        self.dev.readblocks(self.block, self.page, base)
+
+    def _program(self, data):
+        """Append raw bytes at the head, programming each touched page whole."""
+        i = 0
+        n = len(data)
+        while i < n:
+            off = self.off
+            in_page = off % PAGE
+            take = min(n - i, PAGE - in_page)
+            self.page[in_page:in_page + take] = data[i:i + take]
+            self.dev.writeblocks(self.block, self.page, off - in_page)
+            self.off = off + take
+            i += take
+            if self.off % PAGE == 0:
+                for k in range(PAGE):
+                    self.page[k] = 0xFF
+
+    def _new_block(self, block, seq):
+        """Erase the next block of the ring and open it with a checkpoint."""
+        self.dev.ioctl(6, block)
+        self.block = block
+        self.seq = seq
+        self.off = 0
+        for k in range(PAGE):
+            self.page[k] = 0xFF
+        hs, ho = NONE32, 0
+        if self.hand is not None:
+            hs, ho = self.hand_loc
+        cfg = (self.config or "").encode()
+        p = MAGIC + _p32(seq) + _p16(self.hand_no) + _p32(self.event_next) + self.chain + \
+            _p32(hs) + _p16(ho) + _p16(self.torn) + _p16(len(cfg)) + cfg
+        self._program(self._frame(R_BLOCK, p))
+        self.torn = 0xFFFF
+
+    def _frame(self, t, payload):
+        if len(payload) > 255:
+            raise ValueError("journal record of %d bytes" % len(payload))
+        head = bytes((t, len(payload))) + payload
+        return head + _p32(crc32(head))
+
+    def _append(self, t, payload):
+        rec = self._frame(t, payload)
+        if self.off + len(rec) > BLOCK:
+            self._new_block((self.block + 1) % self.nblocks, self.seq + 1)
+        at = (self.seq, self.off)
+        self._program(rec)
+        self.writes += 1
+        return at
+
+    # ------------------------------------------------------------------ the shoe's records
+
+    def set_config(self, text):
+        self._append(R_CONFIG, text.encode())
+        self.config = text
+
+    def begin_hand(self, number, config_text):
+        first = self.event_next
+        p = _p16(number) + _p32(first) + config_text.encode()
+        self.hand = OpenHand(number, first, config_text, p)
+        self.hand_loc = self._append(R_HAND, p)
+        self.hand_no = number
+        return first
+
+    def commit(self, entries, image_pairs, feeding=-1, reply=None):
+        """Make durable what happened since the last commit (before it is reported, and before
+        the next card moves)."""
+        h = self.hand
+        flags = (F_FEED if feeding >= 0 else 0) | (F_REPLY if reply is not None else 0)
+        p = bytearray((len(entries) // 4,))
+        p += entries
+        p.append(flags)
+        p.append(len(image_pairs) // 2)
+        p += image_pairs
+        if feeding >= 0:
+            p.append(feeding)
+        if reply is not None:
+            p += _p16(reply[0]) + reply[1]
+        self._append(R_COMMIT, bytes(p))
+        h.entries.extend(entries)
+        self.event_next += len(entries) // 4
+        h.feeding = feeding
+        if reply is not None:
+            h.reply = reply
+
+    def close_hand(self):
+        """The hand is over: chain its hash to the previous hand's."""
+        h = self.hand
+        digest = hand_hash(self.chain, h.head, h.entries)
+        self._append(R_CLOSE, _p16(h.number) + digest)
+        self.chain = digest
+        self.last = h
+        self.hand = None
+        return digest
+
+    # ------------------------------------------------------------------ histories
+
+    def hands(self):
+        """Every hand still in the journal, oldest first, as dicts; damaged ones flagged.
+        Reads the whole partition (for histories and verification, not at boot)."""
+        out = []
+        cur = None
+        problems = []
+        prev = None
+        ordered = self._ordered()
+        valid = [b for _, b in ordered]
+        for b in range(self.nblocks):
+            if b not in valid and not self._erased(b, 0):
+                problems.append(("block %d has a damaged header" % b, None))
+        for i in range(len(ordered)):
+            seq, b = ordered[i]
+            p, off = self._header(b)
+            torn = _u16(self._header(ordered[i + 1][1])[0], 52) if i + 1 < len(ordered) \
+                else 0xFFFF
+            if prev is None:
+                prev = bytes(p[14:46])
+            while True:
+                t, pl, nxt = self._record(b, off)
+                if t == 0:
+                    if not self._erased(b, off):
+                        problems.append(("damaged bytes after the end of block %d" % b,
+                                         cur["hand"] if cur else None))
+                    break
+                if t < 0:
+                    if off == torn:  # a record a power cut tore: never taken, not damage
+                        break
+                    if cur is not None:
+                        cur["damaged"] = True
+                    problems.append(("damaged record in block %d at %d" % (b, off),
+                                     cur["hand"] if cur else None))
+                    break
+                if t == R_HAND:
+                    cur = {"hand": _u16(pl, 0), "first_event": _u32(pl, 2),
+                           "config": pl[6:].decode(), "head": pl, "entries": bytearray(),
+                           "hash": None, "damaged": False}
+                    out.append(cur)
+                elif t == R_COMMIT and cur is not None:
+                    cur["entries"].extend(pl[1:1 + 4 * pl[0]])
+                elif t == R_CLOSE and cur is None:  # its start fell off the ring: go on
+                    prev = bytes(pl[2:34])
+                elif t == R_CLOSE:
+                    cur["hash"] = bytes(pl[2:34])
+                    cur["prev"] = prev
+                    expect = hand_hash(prev, cur["head"], cur["entries"])
+                    if expect != cur["hash"] or cur["damaged"]:
+                        cur["damaged"] = True
+                        problems.append(("hand %d does not match its chain hash" % cur["hand"],
+                                         cur["hand"]))
+                    prev = cur["hash"]
+                    cur = None
+                off = nxt
+        return out, problems
+
+    def verify(self):
+        """Read everything back: the list of problems (empty when the journal is sound)."""
+        _, problems = self.hands()
+        return self.problems + problems
+
+
+def hand_hash(prev, head, entries):
+    h = hashlib.sha256(prev)
+    h.update(head)
+    h.update(entries)
+    return h.digest()
+
+
+def config_json(game, seats, button, rules, house):
+    return json.dumps([game, seats, button, rules, house])

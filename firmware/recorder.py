@@ -1,0 +1,65 @@
+# Between the engine and the flash journal: what a hand commits (its new log entries and the
+# changes of its counters), and how a hand is rebuilt from the journal after a power cut.
+from shoe import cards as C
+from shoe import games as G
+from shoe import logplay
+from shoe import snapshot
+from shoe.hand import Hand, DEALING
+from shoe.zones import Zones
+import json
+
+
+class Recorder:
+    def __init__(self, journal):
+        self.j = journal
+        self.logged = 0          # entries of the hand's log already committed
+        self.image = None        # the counter image as last committed
+
+    def begin(self, hand, number, config_text):
+        """A new hand: its HAND record, then its first image."""
+        if self.j.hand is not None:
+            self.j.close_hand()
+        self.j.begin_hand(number, config_text)
+        self.logged = 0
+        self.image = bytearray(snapshot.IMAGE_SIZE)
+        self.commit(hand)
+
+    def commit(self, hand, feeding=-1, reply=None):
+        """Make durable what the hand did since the last commit. Returns the entries."""
+        log = hand.z.log
+        entries = bytes(log[self.logged * 4:])
+        img = snapshot.image(hand)
+        pairs = snapshot.diff(self.image, img)
+        if entries or pairs or feeding >= 0 or reply is not None:
+            self.j.commit(entries, pairs, feeding, reply)
+        self.logged = len(log) // 4
+        self.image = img
+        if hand.status != DEALING and self.j.hand is not None:
+            self.j.close_hand()
+        return entries
+
+
+def rebuild(journal, rng, mech):
+    """The open hand back from the journal, or None. Its zones come from its entries; its stub,
+    whose order was never written, is reshuffled face down (RP-4) if it was still being dealt."""
+    h = journal.hand
+    if h is None:
+        return None
+    game, seats, button, rules, house = json.loads(h.config)
+    deck = C.deck(G.GAMES[game][1])
+    hand = Hand(game, seats, button, rules, house, rng, None, deck)
+    z = Zones(deck, hand.seats)
+    e = h.entries
+    for i in range(0, len(e), 4):
+        logplay.apply(z, e[i], e[i + 1], e[i + 2], e[i + 3])
+    hand.z = z
+    if h.image is not None:
+        snapshot.apply_image(hand, h.image)
+    hand.mech = mech
+    if hand.status == DEALING and z.stub:
+        hand.last_street = None
+        hand._proc("stub-reshuffle")
+        hand._reshuffle(1)
+    else:
+        hand._load()
+    return hand
