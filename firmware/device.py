@@ -73,7 +73,8 @@ class Device:
             self.replies.append((seq, reply))
             if len(self.replies) > wire.REPLY_CACHE:
                 self.replies.pop(0)
-        self.save()
+        if not (len(body) and body[0] in _READ_ONLY):
+            self.save()  # read-only commands change nothing: no flash write for a ping
         return reply
 
     def execute(self, cid, args):
@@ -213,7 +214,8 @@ class Device:
         return (self.hand_no, self.event_next, doc[offset:offset + 160])
 
     def status_json(self):
-        out = {"hand": self.hand_no, "configured": self.config is not None}
+        out = {"hand": self.hand_no, "configured": self.config is not None,
+               "events": self.event_next}
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
                              "button": self.config[2], "rules": self.config[3],
@@ -354,6 +356,8 @@ class Device:
 
 
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
+_READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
+              wire.COMMAND_IDS["identify"])
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 
 

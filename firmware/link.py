@@ -5,6 +5,7 @@ from device import FIRMWARE_VERSION
 
 IDENTIFY = wire.COMMAND_IDS["identify"]
 QUEUE = 4  # commands held while one is being carried out
+HOLD_MS = 20  # new events wait this long for company before they are sent
 
 
 class Link:
@@ -20,6 +21,7 @@ class Link:
         self.t_sent = 0        # when events were last (re)transmitted
         self.t_rx = clock.ticks_ms()
         self.timed = 0         # event number whose ACK will give an RTT sample (Karn: 0 = none)
+        self.t_new = 0         # when the oldest event not sent yet appeared (0: none waiting)
         self.busy = 0          # seq of the command being carried out
         self.queue = []
         self.frames_out = 0
@@ -41,7 +43,7 @@ class Link:
         events of the operation in progress (committed before they are sent)."""
         self.receive()
         if self.dev.collect_now():
-            self.send_events()
+            self.send_events(now=True)  # live: the card that just came out
 
     def receive(self):
         n = self.port.read_into(self.inbuf)
@@ -100,11 +102,23 @@ class Link:
         if self.sent < number:
             self.sent = number
 
-    def send_events(self):
-        """Send held events not sent yet, within the window. True if any went out."""
+    def send_events(self, now=False):
+        """Send held events not sent yet, within the window. New events wait up to HOLD_MS so
+        that one frame carries several (a command's events usually follow its reply within a
+        few ms); `now` sends at once. True if any went out."""
         dev = self.dev
         limit = dev.oldest() - 1 + wire.EVENT_WINDOW * wire.MAX_EVENTS
         did = False
+        waiting = dev.event_next - 1 - self.sent
+        if waiting > 0 and not now and waiting < wire.MAX_EVENTS // 2:
+            t = self.clock.ticks_ms()
+            if not self.t_new:
+                self.t_new = t or 1
+            if self.clock.ticks_diff(t, self.t_new) < HOLD_MS:
+                waiting = 0
+        if waiting <= 0:
+            return self._maybe_retransmit()
+        self.t_new = 0
         while self.sent + 1 < dev.event_next and self.sent < limit:
             got = dev.events_from(self.sent + 1, wire.MAX_EVENTS)
             if got is None:
@@ -116,12 +130,16 @@ class Link:
                 self.timed = self.sent
             self.t_sent = self.clock.ticks_ms()
             did = True
-        if not did and dev.held and self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > \
-                self.rto.rto:
+        return did or self._maybe_retransmit()
+
+    def _maybe_retransmit(self):
+        dev = self.dev
+        if dev.held and self.sent >= dev.oldest() and \
+                self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > self.rto.rto:
             self.retransmit()
             self.rto.backoff()
-            did = True
-        return did
+            return True
+        return False
 
     def retransmit(self):
         """Go back to the oldest event not acknowledged."""
@@ -130,7 +148,7 @@ class Link:
             self.timed = 0
             self.retransmits += 1
             self.t_sent = self.clock.ticks_ms()
-            self.send_events()
+            self.send_events(now=True)
 
     def send(self, ftype, seq, body):
         self.port.write(wire.encode(ftype, seq, body))

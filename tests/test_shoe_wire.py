@@ -57,7 +57,7 @@ def client(shoe):
 
 
 def test_identify_handshake(client):
-    info = client.info
+    info = client.identify(catalogue=True)
     assert info["protocol"] == 1
     assert "CAP_SIM" in info["capabilities"]
     names = [m[1] for m in info["catalogue"]["messages"] if m[2] == "cmd"]

@@ -34,6 +34,7 @@ class LinkDown(UserError):
 
 
 class Client:
+    ACK_DELAY = 0.05  # seconds an ACK may wait to cover more event frames
     TIMED = ("identify", "status", "ping", "resume")  # replies that do not wait on the mechanism
     def __init__(self, port, on_event=None, timeout=10.0, baud=W.BAUD):
         self.path = port
@@ -47,6 +48,7 @@ class Client:
         self.replies = {}
         self.last_event = 0              # highest event number received with no gap
         self.ack_due = False
+        self.t_ack = 0.0
         self.nak = False
         self.gap = False
         self.t_rx = 0.0
@@ -125,8 +127,10 @@ class Client:
                 self.nak = self.dec.frames_bad != bad
                 self.gap = False
                 self._write(W.NAK, 0, bytes((self.dec.last_error,)))
-            if self.ack_due:
+            if self.ack_due and (now - self.t_ack >= self.ACK_DELAY or not data):
+                # one ACK covers every event frame that came in the last few ms
                 self.ack_due = False
+                self.t_ack = now
                 self._write(W.ACK, 0, W.encode_ack(self.last_event))
             if handled or time.monotonic() >= end:
                 self.stats["bad_frames"] = self.dec.frames_bad
@@ -210,8 +214,9 @@ class Client:
             raise ShoeError(code, values, name)
         return values
 
-    def identify(self):
-        """The handshake: versions, device id, capabilities and the message catalogue."""
+    def identify(self, catalogue=False):
+        """The handshake: versions, device id, capabilities, and (if asked: it is several KB)
+        the message catalogue."""
         chunks = []
         offset = 0
         while True:
@@ -224,9 +229,11 @@ class Client:
                 break
             chunks.append(bytes(chunk))
             offset += len(chunk)
+            if not catalogue:
+                break
         self.info = {"protocol": version, "firmware": firmware, "device_id": device_id,
                      "capabilities": [name for bit, name, _ in W.CAPABILITIES if caps & bit],
-                     "catalogue": json.loads(b"".join(chunks).decode())}
+                     "catalogue": json.loads(b"".join(chunks).decode()) if catalogue else None}
         return self.info
 
     def resume(self):

@@ -41,12 +41,17 @@ def add_command(sub):
     p.set_defaults(func=identify)
 
     p = sub.add_parser("config", help="set the game, seats, button and house rules (between hands)")
-    p.add_argument("--game", required=True, help="holdem, omaha, stud, draw5, ...")
-    p.add_argument("--seats", required=True, type=_seats, help="occupied seats, e.g. 1-9")
-    p.add_argument("--button", type=int, default=0, help="the dealer button's seat")
-    p.add_argument("--rules", default="tda2024", help="tda2024 (default) or robert")
+    p.add_argument("--profile", metavar="FILE",
+                   help="a house profile (TOML, see docs/profiles.md): its game, seats, button, "
+                        "rules and house settings are the defaults the other flags override")
+    p.add_argument("--game", help="holdem, omaha, stud, draw5, ... (needed unless the profile "
+                                  "gives it)")
+    p.add_argument("--seats", type=_seats, help="occupied seats, e.g. 1-9 (needed unless the "
+                                                "profile gives them)")
+    p.add_argument("--button", type=int, default=None, help="the dealer button's seat")
+    p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
-                   help="override one house setting (repeatable)")
+                   help="override one house setting (repeatable; over the profile's)")
     p.set_defaults(func=config)
 
     p = sub.add_parser("status", help="the table as the shoe knows it")
@@ -91,12 +96,12 @@ def add_command(sub):
     p.set_defaults(func=watch)
 
 
-def connect(args, backlog=False, on_event=None):
+def connect(args, backlog=False, on_event=None, catalogue=False):
     if not args.port:
         raise UserError("this command talks to a shoe: give --port PORT",
                         hint="`facedown sim` starts a virtual shoe and prints its port")
     client = Client(args.port, on_event=on_event).open()
-    client.identify()
+    client.identify(catalogue)
     client.attach(backlog)
     return client
 
@@ -131,7 +136,7 @@ def run_shoe(args, fn):
 
 
 def identify(args):
-    client = connect(args)
+    client = connect(args, catalogue=True)
     try:
         info = client.info
     finally:
@@ -148,18 +153,32 @@ def identify(args):
 
 
 def config(args):
-    house = {}
+    prof = {"game": None, "seats": None, "button": None, "rules": None, "house": {}}
+    if args.profile:
+        from .profiles import load_profile
+
+        prof = load_profile(args.profile)
+    house = dict(prof["house"])  # the profile's house settings, under explicit --house ones
     for item in args.house:
         if "=" not in item:
             raise UserError("--house takes SETTING=VALUE, not %r" % item)
         k, v = item.split("=", 1)
         house[k.strip()] = _value(v.strip())
+    game = args.game or prof["game"]
+    seats = args.seats if args.seats is not None else prof["seats"]
+    for flag, value in (("--game", game), ("--seats", seats)):
+        if not value:
+            raise UserError("config needs %s (or a --profile that sets %s)" % (flag, flag[2:]),
+                            hint="e.g. facedown config --game holdem --seats 1-9, or "
+                                 "--profile room.toml (see docs/profiles.md)")
+    button = args.button if args.button is not None else (prof["button"] or 0)
+    rules = args.rules or prof["rules"] or "tda2024"
     mask = 0
-    for s in args.seats:
+    for s in seats:
         if not 1 <= s <= 10:
             raise UserError("seat %d: seats are 1..10" % s)
         mask |= 1 << s
-    return run_shoe(args, lambda c: c.call("config", args.game, mask, args.button, args.rules,
+    return run_shoe(args, lambda c: c.call("config", game, mask, button, rules,
                                            json.dumps(house, separators=(",", ":"))))
 
 

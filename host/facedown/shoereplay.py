@@ -41,7 +41,8 @@ class Run:
         except ShoeError:
             pass
         c.call("config", game, mask, button or 0, rules, json.dumps(house))
-        c.call("sim_deck", bytes(order or ()), 1 if seed is not None else 0, seed or 0)
+        if order is not None or seed is not None:
+            c.call("sim_deck", bytes(order or ()), 1 if seed is not None else 0, seed or 0)
         c.call("hand", button or 0)
         self.hand_no = c.call("status", 0xFFFF)[0]
 
