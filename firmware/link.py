@@ -5,7 +5,7 @@ from device import FIRMWARE_VERSION
 
 IDENTIFY = wire.COMMAND_IDS["identify"]
 QUEUE = 4  # commands held while one is being carried out
-HOLD_MS = 20  # new events wait this long for company before they are sent
+HOLD_MS = 30  # new events wait this long for company before they are sent
 
 
 class Link:

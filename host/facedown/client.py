@@ -34,7 +34,9 @@ class LinkDown(UserError):
 
 
 class Client:
-    ACK_DELAY = 0.05  # seconds an ACK may wait to cover more event frames
+    ACK_FRAMES = 4    # an ACK at least every this many event frames
+    ACK_QUIET = 0.03  # or once the line has been quiet this long (seconds)
+    ACK_DELAY = 0.02  # or when the oldest event frame not ACKed has waited this long
     TIMED = ("identify", "status", "ping", "resume")  # replies that do not wait on the mechanism
     def __init__(self, port, on_event=None, timeout=10.0, baud=W.BAUD):
         self.path = port
@@ -48,7 +50,8 @@ class Client:
         self.replies = {}
         self.last_event = 0              # highest event number received with no gap
         self.ack_due = False
-        self.t_ack = 0.0
+        self.unacked = 0
+        self.t_unacked = 0.0
         self.nak = False
         self.gap = False
         self.t_rx = 0.0
@@ -127,10 +130,13 @@ class Client:
                 self.nak = self.dec.frames_bad != bad
                 self.gap = False
                 self._write(W.NAK, 0, bytes((self.dec.last_error,)))
-            if self.ack_due and (now - self.t_ack >= self.ACK_DELAY or not data):
-                # one ACK covers every event frame that came in the last few ms
+            if self.ack_due and (self.unacked >= self.ACK_FRAMES or
+                                 now - self.t_unacked >= self.ACK_DELAY or
+                                 (not data and now - self.t_rx >= self.ACK_QUIET)):
+                # one ACK covers several event frames: every ACK_FRAMES frames, or once the
+                # line has been quiet for a moment
                 self.ack_due = False
-                self.t_ack = now
+                self.unacked = 0
                 self._write(W.ACK, 0, W.encode_ack(self.last_event))
             if handled or time.monotonic() >= end:
                 self.stats["bad_frames"] = self.dec.frames_bad
@@ -159,7 +165,10 @@ class Client:
                         self.on_event(number, hand, entry)
                 else:
                     self.gap = True  # a gap: ask the shoe to go back to our last ACK
+            if not self.ack_due:
+                self.t_unacked = time.monotonic()
             self.ack_due = True
+            self.unacked += 1
 
     # ------------------------------------------------------------------ commands
 

@@ -264,7 +264,7 @@ class _Writer:
         self.pk_up = {}                             # (player, card) -> pokerkit's up status
         self.discarded = {p: [] for p in range(n)}
         self.board = []
-        self.pending_dead = set()
+        self.pending_dead = {}                      # seat -> why its fold is due
         self.added = 0
         self.over = False
 
@@ -313,14 +313,14 @@ class _Writer:
         comment = act.comment
         if kind == "fold":
             if st.can_post_bring_in():
-                self.pending_dead.add(self._seat(p))
+                self.pending_dead[self._seat(p)] = "fold, log #%d" % act.index
                 self.notes.append("seat %d folded while owing the bring-in: the bring-in is "
                                   "posted and the fold comes at its next turn" % act.seat)
                 return self._do(label + " pb")
             if st.checking_or_calling_amount == 0:
                 self.notes.append("seat %d folded with nothing to call (log #%d)" % (
                     act.seat, act.index))
-            self.pending_dead.discard(self._seat(p))
+            self.pending_dead.pop(self._seat(p), None)
             return self._do(label + " f", comment)
         if kind in ("check", "call"):
             if st.can_post_bring_in():
@@ -338,20 +338,17 @@ class _Writer:
             return self._do(label + " pb")
         return self._do(label + " cc")
 
-    def _filler(self, p, close):
+    def _filler(self, p, reopen):
         label = "p%d" % (p + 1)
         st = self.state
-        if self._seat(p) in self.pending_dead and st.can_fold():
-            self.pending_dead.discard(self._seat(p))
-            return self._do(label + " f", "dead hand")
         self.added += 1
         if st.can_post_bring_in():
             return self._do(label + " pb", "added")
         waiting = [q for q in range(len(self.t.order)) if st.statuses[q] and q != p
                    and self._seat(q) in self.pending_dead and q not in st.actor_indices]
-        if close and waiting and self.game.family == STUD and st.can_complete_bet_or_raise_to():
-            # a stud hand that folded after its last turn would be dealt the next street's
-            # card, which the shoe never dealt: a bet gives it the turn to fold in
+        if reopen and waiting and st.can_complete_bet_or_raise_to():
+            # a hand that folded after its last turn in the round: a bet gives it the turn to
+            # fold in (in stud, before it is dealt a card the shoe never dealt it)
             self.notes.append("a bet is added on %s so that seat %s's fold can come before "
                               "the next street is dealt" % (
                                   _street_name(self.game, st.street_index),
@@ -360,10 +357,15 @@ class _Writer:
                             "added")
         return self._do(label + " cc", "added")
 
-    def betting(self, acts, close):
+    def _dead_waiting(self):
+        return [s for s in self.pending_dead if self._live(s)]
+
+    def betting(self, acts, close, settle=False):
         """Apply the street's logged actions in pokerkit's turn order; with `close`, add
-        check/calls until the betting round is over."""
+        check/calls until the betting round is over; with `settle`, until the folds still
+        due have been made."""
         acts = list(acts)
+        reopen = settle or (close and self.game.family == STUD)
         while self.state.actor_index is not None:
             st = self.state
             kept = []
@@ -375,7 +377,8 @@ class _Writer:
                                       "hand" % (a.seat, a.kind, a.index))
             acts = kept
             pending = set(st.actor_indices)
-            if not close and not any(self.t.p[a.seat] in pending for a in acts):
+            if not close and not any(self.t.p[a.seat] in pending for a in acts) and \
+                    not (settle and self._dead_waiting()):
                 break
             p = st.actor_index
             seat = self._seat(p)
@@ -383,8 +386,7 @@ class _Writer:
             if acts and acts[0].seat == seat:
                 chosen = acts.pop(0)
             elif seat in self.pending_dead and st.can_fold():
-                self.pending_dead.discard(seat)
-                if not self._do("p%d f" % (p + 1), "dead hand"):
+                if not self._do("p%d f" % (p + 1), self.pending_dead.pop(seat)):
                     raise AssertionError("fold refused")
                 continue
             else:
@@ -395,13 +397,13 @@ class _Writer:
                     chosen = acts.pop(j)
                     self.notes.append("seat %d's %s (log #%d) played in pokerkit's turn order"
                                       % (chosen.seat, chosen.kind, chosen.index))
-            ok = self._apply(p, chosen) if chosen else self._filler(p, close)
+            ok = self._apply(p, chosen) if chosen else self._filler(p, reopen)
             if not ok:
                 raise AssertionError("pokerkit refused a betting action at p%d" % (p + 1))
         for a in acts:
             if a.kind == "fold":
                 if a.seat in self.t.p and self._live(a.seat):
-                    self.pending_dead.add(a.seat)
+                    self.pending_dead[a.seat] = a.comment or "fold, log #%d" % a.index
                     if a.comment is None:
                         self.notes.append("seat %d's fold (log #%d) comes at its next turn" % (
                             a.seat, a.index))
@@ -417,7 +419,11 @@ class _Writer:
         while st.showdown_index is not None:
             p = st.showdown_index
             cards = "".join(repr(c) for c in st.hole_cards[p])
-            if not self._do("p%d sm %s" % (p + 1, cards) if cards else "p%d sm" % (p + 1)):
+            if self._seat(p) in self.pending_dead:   # folded after its last turn: mucks
+                ok = self._do("p%d sm" % (p + 1), self.pending_dead.pop(self._seat(p)))
+            else:
+                ok = self._do("p%d sm %s" % (p + 1, cards) if cards else "p%d sm" % (p + 1))
+            if not ok:
                 raise AssertionError("pokerkit refused a showdown")
             st = self.state
 
@@ -683,6 +689,11 @@ def _write(table, opts):
         w.betting(acts[street], close=False)
     if play_out and not stopped and w.state.status:
         w.close()
+    elif w._dead_waiting():
+        w.betting([], close=False, settle=True)
+    for seat, why in w.pending_dead.items():
+        w.notes.append("seat %d's fold (%s) has no place in pokerkit's hand: it keeps its cards"
+                       % (seat, why))
     w.trim()
     return w
 

@@ -657,6 +657,9 @@ def pytest_configure(config):
                    "faults): skipped when running on a real shoe with --shoe-port")
     enabled = _Enabled(config)
     config.stash[_ENABLED] = enabled
+    for d in enabled.option_dirs:
+        if not d.is_dir():
+            raise pytest.UsageError("--facedown-scenarios: no such directory: %s" % d)
     # Scenario directories outside the paths pytest walks anyway: walk them too (the ini's only
     # for a run without paths on the command line; --facedown-scenarios always).
     extra = enabled.option_dirs if enabled.explicit else enabled.dirs
