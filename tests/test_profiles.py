@@ -230,9 +230,9 @@ def test_house_setting_as_a_table(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ('rules = "roberts"\n', "1: rules: 'roberts' is not allowed (allowed: 'tda2024', 'robert')"),
-    ('name = "x"\ngame = "holdum"\n', "2: game: 'holdum' is not allowed (allowed: 'draw5', 'holdem', "),
-    ('seats = "1-11"\n', "1: seats: there is no seat 11 (seats are 1..10) (allowed: seat numbers "
-                         "1..10)"),
+    ('name = "x"\ngame = "holdum"\n',
+     "2: game: 'holdum' is not allowed (allowed: 'draw5', 'holdem', "),
+    ('seats = "1-11"\n', "1: seats: there is no seat 11 (allowed: seat numbers 1..10)"),
     ('seats = [1, 1, 2]\n', "1: seats: seat 1 is listed twice"),
     ('seats = 9\n', "1: seats: 9 is an integer, not an array or a string"),
     ('button = 11\n', "1: button: 11 is not a seat (allowed: 1..10)"),

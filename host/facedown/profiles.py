@@ -204,7 +204,6 @@ def _scan(text):
 class _Lines:
     def __init__(self, text):
         self.keys = _scan(text)
-        self.text_lines = text.splitlines()
 
     def line(self, path):
         """The line that defines path; failing that, the first line under it, then its
@@ -217,9 +216,6 @@ class _Lines:
             if key[:len(path)] == path:
                 return n
         return self.line(path[:-1]) if len(path) > 1 else 0
-
-    def source(self, n):
-        return self.text_lines[n - 1].strip() if 0 < n <= len(self.text_lines) else ""
 
 
 # -- reading and checking -------------------------------------------------------------------------
@@ -277,7 +273,7 @@ def _parse_seats(value):
         if not isinstance(s, int) or isinstance(s, bool):
             raise ValueError("%s is not a seat number" % toml_value(s))
         if not 1 <= s <= 10:
-            raise ValueError("there is no seat %d (seats are 1..10)" % s)
+            raise ValueError("there is no seat %d" % s)
         if s in seen:
             raise ValueError("seat %d is listed twice" % s)
         seen.append(s)
