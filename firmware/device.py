@@ -1,14 +1,15 @@
 # The shoe as the host sees it: configuration, the current hand, the command handlers, and the
 # numbered events (the engine's log entries) kept until the host acknowledges them.
-# Every state change is committed to the store before the reply or its events leave the device.
+# Every state change is committed to the flash journal before the reply or its events leave the
+# device, and before the next card moves.
 import json
-from binascii import hexlify, unhexlify
 
 import wire
+from journal import Journal, config_json
+from recorder import Recorder, rebuild
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
-from shoe import snapshot
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL
 from shoe.record import record
@@ -46,6 +47,11 @@ class Device:
         }
         self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
         self.resend_from = 0    # set by resume: the link retransmits from here
+        self.handlers["recover"] = self.cmd_recover
+        self.recovery = None    # set when a card's fate after a power cut needs the operator
+        self.journal = Journal(hal.flash)
+        self.rec = Recorder(self.journal)
+        self.mech.before = self._before_feed
         self.restore()
 
     # ------------------------------------------------------------------ commands
@@ -73,9 +79,16 @@ class Device:
             self.replies.append((seq, reply))
             if len(self.replies) > wire.REPLY_CACHE:
                 self.replies.pop(0)
-        if not (len(body) and body[0] in _READ_ONLY):
-            self.save()  # read-only commands change nothing: no flash write for a ping
+        if self.hand is not None and not (len(body) and body[0] in _READ_ONLY):
+            # what the command did, and its reply, reach the flash before the reply leaves
+            self.rec.commit(self.hand, reply=(seq, reply) if seq else None)
         return reply
+
+    def _before_feed(self, route):
+        """A card is about to move: what happened so far is committed first."""
+        if self.hand is not None:
+            self.collect()
+            self.rec.commit(self.hand, feeding=route)
 
     def execute(self, cid, args):
         """Run one decoded command; returns its reply values. Raises CommandError."""
@@ -86,6 +99,8 @@ class Device:
         if name in _SIM_COMMANDS:
             self._sim()
         elif name in _DEALING:
+            if self.recovery is not None:
+                raise CommandError(wire.WRONG_STATE, "recovery: " + self.recovery)
             self.mech.begin_step()
         try:
             out = fn(*args)
@@ -125,7 +140,12 @@ class Device:
         Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
                                                                             else 1))
         self.config = [game, seats, button, rules, house]
+        if self.hand is not None and self.hand.status == DEALING:
+            self.hand.end()  # a hand with no card dealt yet is simply closed
+            self.collect()
+            self.rec.commit(self.hand)
         self.hand = None
+        self.journal.set_config(json.dumps(self.config))
         return ()
 
     def cmd_hand(self, button):
@@ -156,9 +176,14 @@ class Device:
         self.sim_order = None
         self.sim_seed = None
         self.config[2] = hand.button
+        if self.hand is not None and self.hand.status == DEALING:
+            self.hand.end()
+            self.collect()
+            self.rec.commit(self.hand)
         self.hand = hand
         self.hand_no = self.hand_no % 0xFFFF + 1
         self.logged = 0
+        self.rec.begin(hand, self.hand_no, config_json(game, seats, hand.button, rules, house))
         return ()
 
     def _hand(self):
@@ -221,7 +246,10 @@ class Device:
                              "button": self.config[2], "rules": self.config[3],
                              "house": self.config[4]}
         if self.hand is not None:
-            rec = record(self.hand)
+            import gc
+
+            gc.collect()
+            rec = record(self.hand, log=False)
             del rec["log"]
             out["table"] = rec
         return json.dumps(out).encode()
@@ -237,6 +265,9 @@ class Device:
             return (0, 0)
         if kind == "pending":
             return (self.mech.pending(), self.mech.feeds)
+        if kind == "power_cut":  # the power goes during the at-th flash write from now on
+            self.hal.flash.arm(max(1, at))
+            return (0, 0)
         if kind not in ("double_feed", "boxed", "foreign", "duplicate", "no_burn"):
             raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
         if kind != "no_burn" and at < 1:
@@ -282,7 +313,7 @@ class Device:
         before = self.event_next
         self.collect()
         if self.event_next != before:
-            self.save()
+            self.rec.commit(self.hand)
             return True
         return False
 
@@ -315,45 +346,60 @@ class Device:
     def oldest(self):
         return self.held[0][0] if self.held else self.event_next
 
-    # ------------------------------------------------------------------ flash
-
-    def save(self):
-        state = {"config": self.config, "hand_no": self.hand_no, "event_next": self.event_next,
-                 "logged": self.logged,
-                 "replies": [[q, hexlify(r).decode()] for q, r in self.replies],
-                 "held": [[f, h, hexlify(e).decode()] for f, h, e in self.held],
-                 "hand": snapshot.save(self.hand) if self.hand is not None else None}
-        self.hal.store.write_json("state.json", state)
+    # ------------------------------------------------------------------ power-up
 
     def restore(self):
-        text = self.hal.store.read("state.json")
-        if text is None:
-            return
+        """Boot: the configuration, hand number, event numbers, the open hand (its stub
+        reshuffled, RP-4) and the last reply, from the journal; a card caught in flight by the
+        power cut is settled from the mechanism's sensors and reader, or left to the operator."""
+        j = self.journal
+        for what, hand in j.problems:
+            self.hal.log("journal: %s (hand %s)" % (what, hand))
         try:
-            state = json.loads(text)
-            self.config = state["config"]
-            self.hand_no = state["hand_no"]
-            self.event_next = state["event_next"]
-            self.held = [[f, h, bytearray(unhexlify(e))] for f, h, e in state["held"]]
-            self.replies = [(q, unhexlify(r)) for q, r in state["replies"]]
-            snap = state["hand"]
-            if snap is not None:
-                self.hand = snapshot.restore(snap, self.hal.rng(None), self.mech)
-                self.logged = state["logged"]
-        except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
-            self.hal.log("state.json unreadable (%r): starting unconfigured" % (e,))
-            self._reset()
+            self.config = json.loads(j.config) if j.config else None
+        except ValueError:
+            self.hal.log("journal: the configuration is unreadable")
+            self.config = None
+        self.hand_no = j.hand_no
+        self.event_next = j.event_next
+        oh = j.hand if j.hand is not None else j.last
+        if oh is None:
             return
-        self.collect()
-        self.save()
+        caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
+        settle = self.mech.inspect() if caught else []  # what the output sensor and reader see
+        try:
+            hand = rebuild(oh, self.hal.rng(None), self.mech)
+        except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
+            self.hal.log("journal: hand %d cannot be rebuilt (%r)" % (oh.number, e))
+            return
+        self.hand = hand
+        self.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
+        self.logged = len(oh.entries) // 4
+        self.rec.logged = self.logged
+        self.rec.image = bytearray(oh.image) if oh.image is not None else None
+        if oh.reply is not None:
+            self.replies = [oh.reply]
+        if j.hand is not None:
+            if settle is None:
+                self.recovery = "a card may have left during the power cut: check the output " \
+                                "and send recover with the card found there (or none)"
+            else:
+                self.mech.deliver([c for c in settle if hand.z.where[c & 63] == 0],
+                                  hand.z.stub)
+            self.collect()
+            self.rec.commit(hand)
 
-    def _reset(self):
-        self.config = None
-        self.hand = None
-        self.held = []
-        self.replies = []
-        self.logged = 0
-
+    def cmd_recover(self, card):
+        """The operator's answer after a power cut mid-feed: the card found at the output
+        (255: none)."""
+        if self.recovery is None:
+            raise CommandError(wire.WRONG_STATE, "nothing to recover")
+        if card != 255:
+            if card >= C.JOKER or self.hand is None or self.hand.z.where[card] != 0:
+                raise CommandError(wire.BAD_ARGUMENT, "that card is not one the shoe holds")
+            self.mech.deliver([card], self.hand.z.stub)
+        self.recovery = None
+        return ()
 
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],

@@ -12,7 +12,7 @@
 #   HAND    a hand begins: hand number u16, first event u32, then its configuration (JSON)
 #   COMMIT  what happened since the last commit: n u8, n engine log entries (4 bytes each),
 #           flags u8 (1: a card is about to be fed, 2: a reply follows), m u8, m (offset, value)
-#           changes of the hand's counter image, [route u8], [seq u16, reply bytes]
+#           changes of the hand's 147-byte counter image, [route u8], [seq u16, reply bytes]
 #   CLOSE   the hand is over: hand number u16, SHA-256 chain hash (32 bytes) over the previous
 #           hand's hash, this hand's HAND payload and all its entries
 #
@@ -73,6 +73,7 @@ class Journal:
         self.dev = dev
         self.nblocks = dev.ioctl(4, 0)
         self.page = bytearray(PAGE)
+        self.scratch = bytearray(PAGE)
         self.problems = []          # what boot or verify() found wrong (text, hand affected)
         self.config = None          # JSON text of the configuration
         self.hand_no = 0
@@ -193,12 +194,16 @@ class Journal:
             off = nxt
 
     def _erased(self, block, off):
-        if off >= BLOCK:
-            return True
-        rest = self._read(block, off, BLOCK - off)
-        for x in rest:
-            if x != 0xFF:
-                return False
+        """Is the rest of the block, from off, all 0xFF? (read a page at a time)"""
+        buf = self.scratch
+        while off < BLOCK:
+            n = min(PAGE, BLOCK - off)
+            view = memoryview(buf)[:n]
+            self.dev.readblocks(block, view, off)
+            for i in range(n):
+                if buf[i] != 0xFF:
+                    return False
+            off += n
         return True
 
     def _apply(self, t, p):
@@ -223,7 +228,7 @@ class Journal:
             pairs = p[i + 2:i + 2 + 2 * m]
             i += 2 + 2 * m
             if h.image is None:
-                h.image = bytearray(145)
+                h.image = bytearray(147)
             for k in range(0, len(pairs), 2):
                 h.image[pairs[k]] = pairs[k + 1]
             h.feeding = p[i] if flags & F_FEED else -1
@@ -261,6 +266,10 @@ class Journal:
 
     def _new_block(self, block, seq):
         """Erase the next block of the ring and open it with a checkpoint."""
+        if self._header(block) is None and not self._erased(block, 0):
+            # neither erased nor a block of the ring: damage (or a torn erase) destroys it
+            self.problems.append(("block %d was damaged (header unreadable): erased" % block,
+                                  None))
         self.dev.ioctl(6, block)
         self.block = block
         self.seq = seq

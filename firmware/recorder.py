@@ -26,6 +26,8 @@ class Recorder:
 
     def commit(self, hand, feeding=-1, reply=None):
         """Make durable what the hand did since the last commit. Returns the entries."""
+        if self.j.hand is None:  # the hand is closed: nothing it does now changes the table
+            return b""
         log = hand.z.log
         entries = bytes(log[self.logged * 4:])
         img = snapshot.image(hand)
@@ -39,12 +41,9 @@ class Recorder:
         return entries
 
 
-def rebuild(journal, rng, mech):
-    """The open hand back from the journal, or None. Its zones come from its entries; its stub,
+def rebuild(h, rng, mech):
+    """A hand back from the journal (its OpenHand). Its zones come from its entries; its stub,
     whose order was never written, is reshuffled face down (RP-4) if it was still being dealt."""
-    h = journal.hand
-    if h is None:
-        return None
     game, seats, button, rules, house = json.loads(h.config)
     deck = C.deck(G.GAMES[game][1])
     hand = Hand(game, seats, button, rules, house, rng, None, deck)

@@ -169,7 +169,8 @@ MESSAGES = (
      "first..next"),
     (12, "sim_fault", DIR_CMD, "sBBB",
      "kind, at, card, flags: arm a fault in the simulated mechanism: kind double_feed, boxed, "
-     "foreign, duplicate, no_burn or jam; at = the upcoming card it hits (1-based); card = the "
+     "foreign, duplicate, no_burn, jam, or power_cut (at = the flash write of the next command "
+     "during which the power goes); at = the upcoming card it hits (1-based); card = the "
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
      "burns, 4 order kept; kind pending only asks for the counters. Simulator only (CAP_SIM), "
      "else DENIED"),
@@ -183,6 +184,11 @@ MESSAGES = (
     (13, "sim_deck", DIR_REPLY, "", "no data"),
     (14, "ping", DIR_CMD, "I", "token: any value; also a keep-alive and an RTT sample"),
     (14, "ping", DIR_REPLY, "I", "token: the same value"),
+    (15, "recover", DIR_CMD, "B",
+     "card: after a power cut caught a card in flight and the shoe could not tell where it went: "
+     "the card the operator found at the output (card code; 255 = none). Until then dealing "
+     "commands answer WRONG_STATE"),
+    (15, "recover", DIR_REPLY, "", "no data"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -597,6 +603,12 @@ def error_name(code):
 _catalogue = None
 
 
+def catalogue_rows():
+    """The catalogue's message rows: (id, name, direction, format, field names). The prose of
+    each message lives in SPEC.md; a device has little RAM to serve it from."""
+    return [[r[0], r[1], r[2], r[3], arg_names(r[3], r[4])] for r in MESSAGES]
+
+
 def catalogue_json():
     """The catalogue document served by identify, as UTF-8 bytes (built once, then cached).
     Byte for byte the same under CPython and MicroPython."""
@@ -605,9 +617,11 @@ def catalogue_json():
         import json
         _catalogue = ('{"protocol": %d, "max_body": %d, "frame_types": %s, "messages": %s, '
                       '"errors": %s, "capabilities": %s}' % (
-                          PROTOCOL_VERSION, MAX_BODY, json.dumps(FRAME_TYPES),
-                          json.dumps(MESSAGES), json.dumps(ERRORS),
-                          json.dumps(CAPABILITIES))).encode("utf-8")
+                          PROTOCOL_VERSION, MAX_BODY,
+                          json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]),
+                          json.dumps(catalogue_rows()),
+                          json.dumps([[r[0], r[1]] for r in ERRORS]),
+                          json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
     return _catalogue
 
 

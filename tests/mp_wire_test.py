@@ -98,7 +98,7 @@ def test_resync():
     r = Lcg(12345)
     sent = []
     stream = bytearray()
-    for i in range(60):
+    for i in range(40):
         body = r.data(r.next(W.MAX_BODY + 1))
         f = W.encode(1 + r.next(5), r.next(65536), body)
         roll = r.next(10)

@@ -112,7 +112,7 @@ def check_recovered(dev, committed):
     number, entries = committed["open"]
     assert j.hand is not None and j.hand.number == number
     assert bytes(j.hand.entries) == entries
-    hand = rebuild(j, SeededRandom(1), None)
+    hand = rebuild(j.hand, SeededRandom(1), None)
     z = hand.z
     seen = list(z.stub) + z.board + z.burns + z.muck + z.aside
     for held in z.seats.values():

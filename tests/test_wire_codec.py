@@ -467,7 +467,7 @@ def test_catalogue_table_is_consistent():
     assert len(keys) == len(set(keys)), "duplicate (id, direction)"
     cmds = {r[0] for r in W.MESSAGES if r[2] == W.DIR_CMD}
     replies = {r[0] for r in W.MESSAGES if r[2] == W.DIR_REPLY}
-    assert cmds == replies == set(range(1, 15))
+    assert cmds == replies == set(range(1, 16))
     assert len(W.COMMAND_IDS) == len(cmds)
     for cid, name, direction, fmt, doc in W.MESSAGES:
         assert direction in (W.DIR_CMD, W.DIR_REPLY, W.DIR_EVENT)
@@ -516,9 +516,10 @@ def test_identify_chunks_reassemble_the_catalogue(fw, dev):
     assert doc == W.catalogue_json()
     cat = json.loads(doc)
     assert cat["protocol"] == W.PROTOCOL_VERSION and cat["max_body"] == W.MAX_BODY
-    assert cat["messages"] == [list(r) for r in W.MESSAGES]
-    assert cat["errors"] == [list(r) for r in W.ERRORS]
-    assert cat["capabilities"] == [list(r) for r in W.CAPABILITIES]
+    assert cat["messages"] == [[r[0], r[1], r[2], r[3], W.arg_names(r[3], r[4])]
+                               for r in W.MESSAGES]
+    assert cat["errors"] == [list(r[:2]) for r in W.ERRORS]
+    assert cat["capabilities"] == [list(r[:2]) for r in W.CAPABILITIES]
 
 
 def test_identify_reply_with_no_room():

@@ -8,6 +8,7 @@
 BLOCK = 4096
 PAGE = 256
 ERASED = 0xFF
+ERASED_PAGE = b"\xff" * PAGE
 
 
 class PowerCut(BaseException):
@@ -30,10 +31,16 @@ class RamFlash:
         self.cut_partial = False # the Nth operation is torn: half a page, or half a block
         self.dead = False
 
+    # --- storage primitives (RAM here; a file in FileFlash)
+    def _get(self, start, n):
+        return self.mem[start:start + n]
+
+    def _put(self, start, data):
+        self.mem[start:start + len(data)] = data
+
     # --- the block-device protocol (MicroPython's extended interface)
     def readblocks(self, block, buf, offset=0):
-        start = block * BLOCK + offset
-        buf[:] = self.mem[start:start + len(buf)]
+        buf[:] = self._get(block * BLOCK + offset, len(buf))
 
     def writeblocks(self, block, buf, offset=None):
         if offset is None:  # the simple interface: erase, then program the whole block
@@ -51,9 +58,10 @@ class RamFlash:
             torn = self._torn()
             if torn:
                 hi = lo + max(1, (hi - lo) // 2)
-            mem = self.mem
-            for i in range(lo, hi):
-                mem[start + i] &= buf[i]
+            old = self._get(start + lo, hi - lo)
+            for i in range(hi - lo):
+                old[i] &= buf[lo + i]  # NOR: programming only clears bits
+            self._put(start + lo, old)
             self.programs += 1
             self.bytes_programmed += hi - lo
             if torn:
@@ -67,10 +75,8 @@ class RamFlash:
         if op == 6:
             self._op()
             torn = self._torn()
-            base = arg * BLOCK
-            end = base + (BLOCK // 2 if torn else BLOCK)
-            for i in range(base, end):
-                self.mem[i] = ERASED
+            for k in range((BLOCK // 2 if torn else BLOCK) // PAGE):
+                self._put(arg * BLOCK + k * PAGE, ERASED_PAGE)
             self.erases += 1
             self.erase_counts[arg] += 1
             if torn:
@@ -110,41 +116,37 @@ class RamFlash:
 
 
 class FileFlash(RamFlash):
-    """A flash partition kept in a file (the virtual shoe's flash chip): every operation reaches
-    the file at once, so killing the process is a power cut."""
+    """A flash partition kept in a file (the virtual shoe's flash chip), read and written in
+    place (no image in RAM): every operation reaches the file at once, so killing the process
+    is a power cut."""
 
     def __init__(self, path, blocks=256):
+        RamFlash.__init__(self, blocks, bytearray(0))
         self.path = path
+        size = -1
         try:
-            f = open(path, "rb")
-            image = bytearray(f.read())
-            f.close()
+            import os
+
+            size = os.stat(path)[6]
         except OSError:
-            image = None
-        if image is None or len(image) != blocks * BLOCK:
-            image = bytearray(b"\xff" * (blocks * BLOCK))
+            pass
+        if size != blocks * BLOCK:
             f = open(path, "wb")
-            f.write(image)
+            chunk = b"\xff" * BLOCK
+            for _ in range(blocks):
+                f.write(chunk)
             f.close()
-        RamFlash.__init__(self, blocks, image)
         self.f = open(path, "r+b")
 
-    def _sync(self, start, end):
+    def _get(self, start, n):
         self.f.seek(start)
-        self.f.write(self.mem[start:end])
+        return bytearray(self.f.read(n))
+
+    def readblocks(self, block, buf, offset=0):
+        self.f.seek(block * BLOCK + offset)
+        self.f.readinto(buf)
+
+    def _put(self, start, data):
+        self.f.seek(start)
+        self.f.write(data)
         self.f.flush()
-
-    def writeblocks(self, block, buf, offset=None):
-        start = block * BLOCK + (offset or 0)
-        try:
-            RamFlash.writeblocks(self, block, buf, offset)
-        finally:
-            self._sync(block * BLOCK if offset is None else start, start + len(buf))
-
-    def ioctl(self, op, arg):
-        if op != 6:
-            return RamFlash.ioctl(self, op, arg)
-        try:
-            return RamFlash.ioctl(self, op, arg)
-        finally:
-            self._sync(arg * BLOCK, (arg + 1) * BLOCK)

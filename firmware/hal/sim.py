@@ -124,6 +124,12 @@ class SimHal:
             self.device_id = "sim-" + "".join("%02x" % b for b in os.urandom(4))
             self.store.write("device_id", self.device_id)
         self.port_path = os.getenv("FACEDOWN_PORT")
+        # the flash chip: a file with the Pico's geometry; the journal's partition
+        from hal.flashdev import FileFlash
+
+        self.flash = FileFlash("flash.bin", int(opts.get("flash_blocks", "256")))
+        if opts.get("settle", "sensors") == "sensors":
+            self.mech.world = "world.txt"  # the physical output tray, outside the shoe's flash
 
     def rng(self, seed):
         """The random source for a hand: the host's seed, the simulator's (seed/k for hand k),

@@ -28,6 +28,8 @@ class SimMech:
         self.fault_rng = None
         self.idle = None         # called while a card is in flight (the link keeps serving)
         self.before = None       # called before each card moves
+        self.world = None        # file keeping what sits at the output across power cuts
+        self.delivered = []      # cards already out (found after a power cut), fed first
 
     def random_faults(self, rate, rng):
         """Arm a random mechanism fault (double feed or boxed card) with this chance per card."""
@@ -68,8 +70,46 @@ class SimMech:
     def feed(self, route):
         if self.before is not None:
             self.before(route)  # the shoe commits what happened so far before a card moves
+        if self.delivered:  # a card that came out during a power cut: the reader reads it now
+            self.feeds += 1
+            self.misrouted = False
+            out = self._out
+            del out[:]
+            out.append(self.delivered.pop(0))
+            return out
         if self.feed_ms:
             self._travel()
+        out = self._feed(route)
+        if self.world is not None:
+            self._remember(out)
+        return out
+
+    def _remember(self, out):
+        f = open(self.world, "w")
+        f.write(" ".join(str(c & 63) for c in out))
+        f.close()
+
+    def inspect(self):
+        """After a power cut: the cards the output sensor and reader find (a list, maybe
+        empty), or None when the mechanism cannot tell."""
+        if self.world is None:
+            return None
+        try:
+            f = open(self.world)
+            text = f.read()
+            f.close()
+        except OSError:
+            return []
+        return [int(t) for t in text.split()]
+
+    def deliver(self, codes, stub):
+        """Cards found at the output that the journal does not place: they left the stub. The
+        next feeds read them first; the magazine holds the rest of the stub."""
+        codes = [c for c in codes if c in stub]
+        self.delivered = codes
+        self.stack[:] = [c for c in stub if c not in codes]
+
+    def _feed(self, route):
         self.feeds += 1
         out = self._out
         del out[:]

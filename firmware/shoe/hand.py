@@ -32,6 +32,12 @@ CTX_STREET = const(4)    # turn, river, stud street, community card
 CTX_DRAW = const(5)      # a draw
 CTX_REPLACE = const(6)   # a replacement card
 
+# dealing steps under way (Hand.partial)
+P_DEAL = const(1)
+P_BURN = const(2)
+P_CARDS = const(3)
+P_DRAW = const(4)
+
 # seat states
 LIVE = const(1)
 FOLDED = const(2)
@@ -100,6 +106,8 @@ class Hand:
         self.returning = []       # aside cards to return to the stub before the next street
         self.skip_burn = False
         self.noburn = False
+        self.partial = 0          # a dealing step under way (P_*): what a power cut interrupts
+        self.partial_want = 0     # its target: initial cards dealt, or the board's length
         self.last_street = None   # cards of the last street step, for a premature report
         self.street_burns = bytearray(b"\xff" * 8)
         self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
@@ -159,8 +167,12 @@ class Hand:
     # ---------------------------------------------------------------- operations
 
     def deal(self, count=None):
-        """The initial deal, or only the next `count` cards of it."""
+        """The initial deal, or only the next `count` cards of it. A deal a power cut
+        interrupted is finished first (to the target it had)."""
         self._check_dealing()
+        if self.partial == P_DEAL:
+            self.last_street = None
+            return self._finish_deal()
         remaining = self.initial_total - self.initial_done
         if remaining <= 0:
             raise ShoeError(E_STATE, "the initial deal is already complete")
@@ -169,13 +181,24 @@ class Hand:
                     1 <= count <= remaining):
                 raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
         self.last_street = None
-        self._deal_initial(self.initial_done + (remaining if count is None else count))
+        self.partial_want = self.initial_done + (remaining if count is None else count)
+        self.partial = P_DEAL
+        self._finish_deal()
+
+    def _finish_deal(self):
+        if self._deal_initial(self.partial_want) >= 0:
+            self.partial = 0
 
     def street(self):
         """The next street: burn, then the board cards or one card per live stud seat."""
         self._check_dealing()
         if self.kind == G.DRAW:
             raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
+        if self.partial in (P_BURN, P_CARDS):  # a street a power cut interrupted: finish it
+            if self.last_street is None:
+                self.last_street = []
+            self._finish_street()
+            return
         self._check_street()
         self.window_closed = True
         self.nstreet += 1
@@ -190,7 +213,8 @@ class Hand:
         self._check_dealing()
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
-        self._check_street()
+        if self.partial != P_DRAW:
+            self._check_street()
         if not isinstance(discards, dict):
             raise ShoeError(E_ARG, "discards must map seats to cards")
         for seat in discards:
@@ -203,11 +227,13 @@ class Hand:
                 if code not in held or code in seen:
                     raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
                 seen.append(code)
-        self.window_closed = True
-        self.draw_round += 1
         self.last_street = None
-        if self._burn(CTX_BURN) < 0:
-            return
+        if self.partial != P_DRAW:  # (a draw a power cut interrupted keeps its burn)
+            self.window_closed = True
+            self.draw_round += 1
+            self.partial = P_DRAW
+            if self._burn(CTX_BURN) < 0:
+                return
         tag = self.draw_round * 16
         for seat in self.order:
             if self.state[seat] != LIVE or seat not in discards:
@@ -224,6 +250,7 @@ class Hand:
                     break
                 if self._fill(SEAT0 + seat, False, CTX_DRAW) < 0:
                     return
+        self.partial = 0
 
     def action(self, seat, kind):
         """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards."""
@@ -385,36 +412,48 @@ class Hand:
             self.returning = []
             self._reshuffle(MIX_STUB)
             self.skip_burn = True
-        flop = s == 1
         self.noburn = False
-        before = len(self.z.board)
-        if self._burn(CTX_FLOPBURN if flop else CTX_BURN) < 0:
-            return
-        want = before + G.BOARD_STREETS[s - 1]
-        while len(self.z.board) < want:
-            if self._dispense(BOARD, True, CTX_FLOP if flop else CTX_STREET) < 0:
-                return
-        if flop and self.noburn:
-            self._no_burn_flop(before)
-        elif flop and len(self.z.board) > want:
-            self._four_card_flop(before)
+        self.partial_want = len(self.z.board) + G.BOARD_STREETS[s - 1]
+        self.partial = P_BURN
+        self._finish_street()
 
     def _stud_street(self):
         s = self.nstreet
-        community = False
-        if s == G.STUD_LAST:
-            community = self._short_stub()
-        if self._burn(CTX_BURN) < 0:
-            return
-        self.street_burns[s] = self.z.burns[-1] if self.z.burns else 0xff
-        if community:
-            self._fill(BOARD, True, CTX_STREET)
-            return
-        up = G.STUD_STREETS[s - 1]
-        for seat in self.order:
-            if self.state[seat] == LIVE:
-                if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
+        community = s == G.STUD_LAST and self._short_stub()
+        self.partial_want = len(self.z.board) + 1 if community else 0
+        self.partial = P_BURN
+        self._finish_street()
+
+    def _finish_street(self):
+        """Burn, then the street's cards; re-entered after a power cut from where it stopped
+        (partial says whether the burn is done; partial_want is the board's target length, or
+        0 for one card to each live stud seat)."""
+        s = self.nstreet
+        board = self.z.board
+        flop = self.kind == G.BOARD and s == 1
+        if self.partial == P_BURN:
+            if self._burn(CTX_FLOPBURN if flop else CTX_BURN) < 0:
+                return
+            if self.kind == G.STUD:
+                self.street_burns[s] = self.z.burns[-1] if self.z.burns else 0xff
+            self.partial = P_CARDS
+        want = self.partial_want
+        if want:
+            ctx = CTX_FLOP if flop else CTX_STREET
+            while len(board) < want:
+                if self._dispense(BOARD, True, ctx) < 0:
                     return
+        else:
+            up = G.STUD_STREETS[s - 1]
+            for seat in self.order:
+                if self.state[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
+                    if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
+                        return
+        self.partial = 0
+        if flop and self.noburn:
+            self._no_burn_flop(want - 3)
+        elif flop and len(board) > want:
+            self._four_card_flop(want - 3)
 
     def _short_stub(self):
         """RP-10-H, before 7th street. Returns True when a community card is dealt instead."""

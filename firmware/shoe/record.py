@@ -57,7 +57,8 @@ def procedures(hand):
     return out
 
 
-def record(hand):
+def record(hand, log=True):
+    """The hand record; log=False leaves out the log (the device's status: less heap)."""
     z = hand.z
     seats = {}
     for s in hand.seats:
@@ -76,7 +77,7 @@ def record(hand):
         "removed": _names(z.removed),
         "stub": len(z.stub),
         "procedures": procedures(hand),
-        "log": log_entries(hand),
+        "log": log_entries(hand) if log else None,
     }
 
 

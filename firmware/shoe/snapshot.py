@@ -66,10 +66,10 @@ def restore(snap, rng, mech):
     return hand
 
 
-# ---- the hand's counters as a fixed 145-byte image (the flash journal stores its changes as
+# ---- the hand's counters as a fixed 147-byte image (the flash journal stores its changes as
 # (offset, value) pairs; the zones are rebuilt from the hand's log entries)
 
-IMAGE_SIZE = 145
+IMAGE_SIZE = 147
 _SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", "n_actions",
             "n_chips", "dispensed")
 # list fields: (attribute, offset of the length byte, capacity)
@@ -105,6 +105,8 @@ def image(hand):
         for k in range(len(ls)):
             img[76 + k] = ls[k]
     img[92:145] = hand.discards
+    img[145] = hand.partial
+    img[146] = hand.partial_want
     return img
 
 
@@ -127,6 +129,8 @@ def apply_image(hand, img):
         setattr(hand, name, list(img[at + 1:at + 1 + img[at]]))
     hand.last_street = None if img[75] == 255 else list(img[76:76 + img[75]])
     hand.discards = bytearray(img[92:145])
+    hand.partial = img[145]
+    hand.partial_want = img[146]
 
 
 def diff(old, new):

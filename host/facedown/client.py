@@ -241,7 +241,7 @@ class Client:
             if not catalogue:
                 break
         self.info = {"protocol": version, "firmware": firmware, "device_id": device_id,
-                     "capabilities": [name for bit, name, _ in W.CAPABILITIES if caps & bit],
+                     "capabilities": [row[1] for row in W.CAPABILITIES if caps & row[0]],
                      "catalogue": json.loads(b"".join(chunks).decode()) if catalogue else None}
         return self.info
 
