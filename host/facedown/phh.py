@@ -31,7 +31,7 @@ class _Game:
                  variants=None):
         self.family = family
         self.variant = variant          # the default PHH variant code
-        self.holes = holes              # hole cards the shoe deals (flop and draw games)
+        self.holes = holes              # cards in a player's hand
         self.final_street = streets     # pokerkit's index of the last street
         self.exported_holes = exported_holes or holes
         self.note = note                # what the variant approximates, if anything
@@ -71,7 +71,7 @@ DEFAULTS = {
     "showdown": True,    # play a complete hand that reached its last street to the showdown
 }
 
-_REQUIRED = {code: names for code, names in HandHistory.required_field_names.items()}
+_REQUIRED = HandHistory.required_field_names
 _REOPENING = ("bet", "raise", "allin")
 
 
@@ -146,10 +146,9 @@ class _Table:
         self.snaps = {0: {s: [] for s in self.order}}
         self.up = {}                                 # (seat, card) -> last up flag seen there
         self.deaths = {}                             # seat -> (index, street, cards, synthetic)
-        runs = {}                                    # seat -> (index, street, cards) of a removal run
-        emptied = {}
+        runs = {}                                    # seat -> (index, cards) of a removal run
+        emptied = {}                                 # seat -> the run that emptied it
         last_removal = {}
-        self.folds_logged = set()
         last_dealt_street = 0
         for i, e in enumerate(self.log):
             if "card" in e:
@@ -193,7 +192,6 @@ class _Table:
                 s = e["seat"]
                 if s not in self.deaths:
                     self.deaths[s] = (i, street, [h[0] for h in hands.get(s, [])], False)
-                self.folds_logged.add(s)
             if fam != FLOP:
                 self.snaps[phase] = {s: [h[0] for h in hands.get(s, [])] for s in self.order}
         self.final = {s: [h[0] for h in hands.get(s, [])] for s in self.order}
@@ -244,7 +242,6 @@ class _Writer:
 
     def __init__(self, table, opts):
         self.t = table
-        self.o = opts
         self.game = table.game
         n = len(table.order)
         fields = {"variant": opts["variant"], "starting_stacks": [opts["stack"]] * n,
@@ -257,7 +254,10 @@ class _Writer:
             elif name in ("bring_in", "small_bet", "big_bet", "min_bet"):
                 fields[name] = opts[name]
         self.fields = fields
-        self.state = HandHistory(**fields).create_state()
+        try:
+            self.state = HandHistory(**fields).create_state()
+        except ValueError as e:
+            raise UserError("pokerkit refuses these stakes (%s): %s" % (_stakes(fields), e))
         self.actions = []
         self.notes = []
         self.dealt = {p: [] for p in range(n)}      # cards dealt to each player in the PHH
@@ -265,6 +265,7 @@ class _Writer:
         self.discarded = {p: [] for p in range(n)}
         self.board = []
         self.pending_dead = {}                      # seat -> why its fold is due
+        self.folded = set()                         # seats whose hand the PHH has folded
         self.added = 0
         self.over = False
 
@@ -272,11 +273,12 @@ class _Writer:
 
     def _save(self):
         return copy.deepcopy((self.state, self.actions, self.notes, self.dealt, self.pk_up,
-                              self.discarded, self.board, self.pending_dead, self.added))
+                              self.discarded, self.board, self.pending_dead, self.folded,
+                              self.added))
 
     def _restore(self, saved):
         (self.state, self.actions, self.notes, self.dealt, self.pk_up, self.discarded,
-         self.board, self.pending_dead, self.added) = saved
+         self.board, self.pending_dead, self.folded, self.added) = saved
 
     def _do(self, action, comment=None):
         """Apply `action` as pokerkit's loader will (burning unknown cards when due)."""
@@ -321,6 +323,7 @@ class _Writer:
                 self.notes.append("seat %d folded with nothing to call (log #%d)" % (
                     act.seat, act.index))
             self.pending_dead.pop(self._seat(p), None)
+            self.folded.add(self._seat(p))
             return self._do(label + " f", comment)
         if kind in ("check", "call"):
             if st.can_post_bring_in():
@@ -349,8 +352,8 @@ class _Writer:
         if reopen and waiting and st.can_complete_bet_or_raise_to():
             # a hand that folded after its last turn in the round: a bet gives it the turn to
             # fold in (in stud, before it is dealt a card the shoe never dealt it)
-            self.notes.append("a bet is added on %s so that seat %s's fold can come before "
-                              "the next street is dealt" % (
+            self.notes.append("a bet is added on %s to give seat %s, which folded after its "
+                              "last turn, a turn to fold in" % (
                                   _street_name(self.game, st.street_index),
                                   ", ".join(str(self._seat(q)) for q in waiting)))
             return self._do("%s cbr %d" % (label, st.min_completion_betting_or_raising_to_amount),
@@ -386,6 +389,7 @@ class _Writer:
             if acts and acts[0].seat == seat:
                 chosen = acts.pop(0)
             elif seat in self.pending_dead and st.can_fold():
+                self.folded.add(seat)
                 if not self._do("p%d f" % (p + 1), self.pending_dead.pop(seat)):
                     raise AssertionError("fold refused")
                 continue
@@ -400,19 +404,23 @@ class _Writer:
             ok = self._apply(p, chosen) if chosen else self._filler(p, reopen)
             if not ok:
                 raise AssertionError("pokerkit refused a betting action at p%d" % (p + 1))
+        betting_left = self.state.status and not self.state.all_in_status
         for a in acts:
-            if a.kind == "fold":
-                if a.seat in self.t.p and self._live(a.seat):
-                    self.pending_dead[a.seat] = a.comment or "fold, log #%d" % a.index
-                    if a.comment is None:
-                        self.notes.append("seat %d's fold (log #%d) comes at its next turn" % (
-                            a.seat, a.index))
-            elif a.seat in self.t.p and self._live(a.seat):
+            if a.seat not in self.t.p or a.seat in self.folded:
+                if a.comment is None:
+                    self.notes.append("seat %d's %s (log #%d) dropped: the seat is out of the "
+                                      "hand" % (a.seat, a.kind, a.index))
+            elif a.kind == "fold":
+                self.pending_dead[a.seat] = a.comment or "fold, log #%d" % a.index
+                if a.comment is None and betting_left:
+                    self.notes.append("seat %d's fold (log #%d) comes at its next turn" % (
+                        a.seat, a.index))
+            elif betting_left:
                 self.notes.append("seat %d's %s (log #%d) dropped: no turn for it in pokerkit's "
                                   "betting round" % (a.seat, a.kind, a.index))
-            elif a.comment is None:
-                self.notes.append("seat %d's %s (log #%d) dropped: the seat is out of the hand"
-                                  % (a.seat, a.kind, a.index))
+            else:
+                self.notes.append("seat %d's %s (log #%d) dropped: no betting left in pokerkit's "
+                                  "hand (all-in or over)" % (a.seat, a.kind, a.index))
 
     def showdown(self):
         st = self.state
@@ -420,6 +428,7 @@ class _Writer:
             p = st.showdown_index
             cards = "".join(repr(c) for c in st.hole_cards[p])
             if self._seat(p) in self.pending_dead:   # folded after its last turn: mucks
+                self.folded.add(self._seat(p))
                 ok = self._do("p%d sm" % (p + 1), self.pending_dead.pop(self._seat(p)))
             else:
                 ok = self._do("p%d sm %s" % (p + 1, cards) if cards else "p%d sm" % (p + 1))
@@ -620,8 +629,8 @@ def _user_fields(table, w):
     notes.append("chips are nominal (the shoe records none): %s; bets and raises are the "
                  "minimum legal amount, all-ins the largest" % _stakes(w.fields))
     if w.added:
-        notes.append("%d check/call or bring-in action(s) marked 'added' are not in the shoe's "
-                     "log: pokerkit needs them to reach the next street" % w.added)
+        notes.append("%d action(s) marked 'added' are not in the shoe's log (it logs only the "
+                     "actions reported to it): pokerkit needs them to go on" % w.added)
     if game.family == STUD and (face_up or face_down):
         notes.append("pokerkit decides the bring-in and the betting order from its own up "
                      "cards; the cards the table saw up or down are in _face_up/_face_down")
@@ -716,12 +725,13 @@ def to_history(record, **defaults):
             record.get("game"), ", ".join(GAMES)))
     opts = _options(record, game, defaults)
     table = _Table(record, game)
-    w = _write(table, opts)
+    with warnings.catch_warnings():   # pokerkit's own (a fold with nothing to call, ...)
+        warnings.simplefilter("ignore")
+        w = _write(table, opts)
     fields = dict(w.fields)
     fields["actions"] = w.actions
     fields["seats"] = list(table.order)
-    fields.update(_user_fields(table, w))
-    hh = HandHistory(**HandHistory._filter_non_fields(**fields))
+    hh = HandHistory(**fields, user_defined_fields=_user_fields(table, w))
     _check(hh)
     return hh
 
@@ -739,6 +749,22 @@ def _check(hh):
             applied, len(hh.actions)))
 
 
+def _quoted(text):
+    return "'''%s'''" % text if "'" in text else "'%s'" % text
+
+
 def dumps(record, **defaults):
-    """The hand record as PHH text (TOML)."""
-    return to_history(record, **defaults).dumps() + "\n"
+    """The hand record as PHH text (TOML), one action (and log line, note) a line."""
+    hh = to_history(record, **defaults)
+    long = {"actions": hh.actions}
+    long.update({k: v for k, v in hh.user_defined_fields.items()
+                 if k in ("_log", "_notes", "_procedures") and v})
+    out = []
+    for line in hh.dumps().split("\n"):
+        key = line.split(" = ", 1)[0]
+        if key in long and long[key] and line.startswith(key + " = ["):
+            out.append("%s = [\n%s,\n]" % (key, ",\n".join("    " + _quoted(str(v))
+                                                           for v in long[key])))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"

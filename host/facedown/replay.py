@@ -17,6 +17,7 @@ def add_command(sub):
                                    "told otherwise; the hand record is the same every way.")
     p.add_argument("scenario", help="scenario file (JSON)")
     p.add_argument("--json", action="store_true", help="print the hand record as JSON")
+    p.add_argument("--phh", action="store_true", help="print the hand as PHH")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--in-process", action="store_true",
                      help="run the engine in this process instead of a virtual shoe")
@@ -88,7 +89,11 @@ def run(args):
         rec = replay(scn, micropython=args.micropython)
     else:
         rec = replay_on_shoe(scn, args.port)
-    if args.json:
+    if args.phh:
+        from . import phh
+
+        print(phh.dumps(rec), end="")
+    elif args.json:
         print(json.dumps(rec, indent=1))
     else:
         print(view.render(rec, title=scn.get("title")))

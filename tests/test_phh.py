@@ -1,0 +1,334 @@
+"""PHH export (host/facedown/phh.py): every bundled scenario's hand record becomes a PHH that
+pokerkit loads and replays, dealing each player and the board the cards the record ends with."""
+
+import glob
+import json
+import os
+import random
+import re
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from pokerkit import (
+    BoardDealing,
+    Folding,
+    HandHistory,
+    HoleCardsShowingOrMucking,
+    HoleDealing,
+    StandingPatOrDiscarding,
+)
+
+from conftest import SCENARIOS
+
+from facedown import phh
+from facedown.cli import main
+from facedown.errors import UserError
+from facedown.replay import load, replay
+
+PATHS = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
+IDS = [os.path.splitext(os.path.basename(p))[0] for p in PATHS]
+_RECORDS = {}
+
+# What pokerkit may warn about while replaying an export (it still accepts both):
+# a fold with nothing to call (the shoe logs folds, never chips), and a card dealt again
+# after the shoe reshuffled the discards or the muck into the stub.
+ALLOWED_WARNINGS = ("There is no reason for this player to fold",
+                    "is not recommended to be dealt")
+
+
+def record_of(path):
+    if path not in _RECORDS:
+        _RECORDS[path] = replay(load(path))
+    return _RECORDS[path]
+
+
+def replayed(text):
+    """Load PHH text with pokerkit and replay every state; the last state and the warnings."""
+    hh = HandHistory.loads(text)
+    applied = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for state, action in hh.state_actions:
+            if action is not None:
+                applied += 1
+    assert applied == len(hh.actions), "pokerkit skipped or repaired some actions"
+    return hh, state, [str(w.message) for w in caught]
+
+
+def pokerkit_cards(hh, state):
+    """The cards each player (by shoe seat) ends with in pokerkit's hand, and the board:
+    dealt, minus discards, nothing once folded or mucked."""
+    holes = [[] for _ in hh.starting_stacks]
+    board = []
+    for op in state.operations:
+        if isinstance(op, HoleDealing):
+            holes[op.player_index] += [repr(c) for c in op.cards]
+        elif isinstance(op, StandingPatOrDiscarding):
+            for c in op.cards:
+                holes[op.player_index].remove(repr(c))
+        elif isinstance(op, Folding):
+            holes[op.player_index] = []
+        elif isinstance(op, HoleCardsShowingOrMucking) and not op.hole_cards:
+            holes[op.player_index] = []
+        elif isinstance(op, BoardDealing):
+            board += [repr(c) for c in op.cards]
+    return dict(zip(hh.seats, holes)), board
+
+
+def pokerkit_holes(game):
+    g = phh.GAMES[game]
+    return g.exported_holes if g.family == phh.FLOP else g.holes
+
+
+def test_every_scenario_is_covered():
+    assert len(PATHS) >= 35
+    assert {record_of(p)["game"] for p in PATHS} == set(phh.GAMES)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_export_loads_and_replays_in_pokerkit(path):
+    rec = record_of(path)
+    text = phh.dumps(rec)
+    hh, state, caught = replayed(text)
+    assert [w for w in caught if not any(a in w for a in ALLOWED_WARNINGS)] == []
+    assert hh.variant == phh.GAMES[rec["game"]].variant
+    assert isinstance(phh.to_history(rec), HandHistory)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_pokerkit_ends_with_the_records_cards(path):
+    rec = record_of(path)
+    hh, state, _ = replayed(phh.dumps(rec))
+    u = hh.user_defined_fields
+    holes, board = pokerkit_cards(hh, state)
+    n = pokerkit_holes(rec["game"])
+    unexpressed = " ".join(u.get("_log", [])) + " ".join(u.get("_hole_cards", []))
+    for seat, cards in rec["seats"].items():
+        want = [c["card"] for c in cards]
+        got = [c for c in holes[int(seat)] if c != "??"]
+        assert got == want[:n], "seat %s" % seat
+        for extra in want[n:]:   # more cards than the game's hand: a misdeal, or omaha5/6
+            assert extra in unexpressed
+    stopped = [note for note in u["_notes"] if "the PHH stops before" in note]
+    if stopped:   # a street pokerkit deals otherwise (short stub): its cards are in _log
+        assert rec["board"][:len(board)] == board
+        for card in rec["board"][len(board):]:
+            assert card in unexpressed
+    else:
+        assert board == rec["board"]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_user_fields_carry_the_record(path):
+    rec = record_of(path)
+    hh = HandHistory.loads(phh.dumps(rec))
+    u = hh.user_defined_fields
+    for zone in ("burns", "muck", "aside", "removed"):
+        assert u["_" + zone] == rec[zone]
+    assert u["_stub"] == rec["stub"]
+    assert u["_status"] == rec["status"]
+    assert u.get("_reason") == rec["reason"]
+    assert [p.split(" (")[0] for p in u["_procedures"]] == rec["procedures"]
+    assert u["_shoe_game"] == rec["game"]
+    assert sorted(hh.seats) == sorted(int(s) for s in rec["seats"])
+    assert u["_shoe_seats"] == {"p%d" % (i + 1): s for i, s in enumerate(hh.seats)}
+    assert any(n.startswith("chips are nominal") for n in u["_notes"])
+
+
+def test_players_start_left_of_the_button():
+    hh = phh.to_history(record_of(os.path.join(SCENARIOS, "00-holdem-9max.json")))
+    assert hh.seats == [5, 6, 7, 8, 9, 1, 2, 3, 4]          # button on seat 4: p1 = small blind
+    assert hh.blinds_or_straddles == [1, 2, 0, 0, 0, 0, 0, 0, 0]
+    assert hh.actions[9:11] == ["p3 cc", "p4 f"]             # seat 7 calls, seat 8 folds
+    hu = phh.to_history(record_of(os.path.join(SCENARIOS, "00-holdem-headsup-robert.json")))
+    assert hu.seats == [7, 3]   # heads-up: p1 is the big blind, the button (seat 3) p2
+    stud = phh.to_history(record_of(os.path.join(SCENARIOS, "00-stud-6max.json")))
+    assert stud.seats == [1, 2, 3, 4, 5, 6] and "_shoe_button" not in stud.user_defined_fields
+
+
+def test_variant_mapping():
+    assert {g: phh.GAMES[g].variant for g in phh.GAMES} == {
+        "holdem": "NT", "omaha": "PO", "omaha5": "PO", "omaha6": "PO", "shortdeck": "NS",
+        "stud": "F7S", "stud8": "F7S/8", "razz": "FR", "draw5": "N2L1D", "triple27": "F2L3D"}
+    for game in phh.GAMES:
+        assert phh.GAMES[game].variant in HandHistory.game_types
+
+
+def test_burns_and_irregular_moves_are_user_fields():
+    rec = record_of(os.path.join(SCENARIOS, "03-premature-flop-tda.json"))
+    u = HandHistory.loads(phh.dumps(rec)).user_defined_fields
+    assert u["_burns"] == rec["burns"]
+    assert u["_procedures"] == ["premature-flop (TDA RP-5-A)"]
+    log = " | ".join(u["_log"])
+    assert "procedure premature-flop (TDA RP-5-A)" in log
+    assert "board>stub" in log and "reshuffle stub" in log
+
+
+def test_four_card_flop_exports_the_final_flop():
+    rec = record_of(os.path.join(SCENARIOS, "04-four-card-flop-tda.json"))
+    hh = phh.to_history(rec)
+    assert "d db KhQh9h" in hh.actions
+    assert "#19 Ah board>burns" in hh.user_defined_fields["_log"]
+
+
+def test_dead_hand_folds_and_unknown_cards_fill_a_short_hand():
+    hh = phh.to_history(record_of(os.path.join(SCENARIOS, "09-button-dead-headsup-tda.json")))
+    assert hh.actions == ["d dh p1 AsQh", "d dh p2 Kd??", "p2 f # dead hand (button-dead)"]
+
+
+def test_five_and_six_card_omaha_keep_the_full_hands():
+    for game in ("omaha5", "omaha6"):
+        rec = record_of(os.path.join(SCENARIOS, "00-%s.json" % game))
+        u = phh.to_history(rec).user_defined_fields
+        n = phh.GAMES[game].holes
+        assert [len(h.split()[1]) // 2 for h in u["_hole_cards"]] == [n] * len(rec["seats"])
+        assert any("no %s-card Omaha" % ("five" if n == 5 else "six") in x for x in u["_notes"])
+
+
+def test_stud_cards_turned_up_or_down():
+    u = phh.to_history(record_of(os.path.join(
+        SCENARIOS, "02-stud-exposed-first-card-robert.json"))).user_defined_fields
+    assert u["_face_up"] == ["p1 2c"] and u["_face_down"] == ["p1 2h"]
+    u = phh.to_history(record_of(os.path.join(
+        SCENARIOS, "01-exposed-after-sa-tda.json"))).user_defined_fields
+    assert u["_face_up"] == ["p2 3d"]
+
+
+def test_draws_discard_then_deal():
+    hh = phh.to_history(record_of(os.path.join(SCENARIOS, "00-draw5.json")))
+    i = hh.actions.index("p1 sd 2c2d")
+    assert hh.actions[i:i + 9] == ["p1 sd 2c2d", "p2 sd", "p3 sd 4c4d4h", "p4 sd 7s", "p5 sd",
+                                   "d dh p1 8h8s", "d dh p3 9c9d9h", "d dh p4 9s",
+                                   "p1 cc # added"]
+
+
+def test_misdeal_stops_where_the_shoe_stopped():
+    rec = record_of(os.path.join(SCENARIOS, "08-boxed-twice-tda.json"))
+    hh, state, _ = replayed(phh.dumps(rec))
+    u = hh.user_defined_fields
+    assert u["_status"] == "misdeal" and u["_reason"] == rec["reason"]
+    assert hh.actions == ["d dh p1 2c", "d dh p2 4c"]
+
+
+def test_short_stub_community_card_stops_the_stud_hand():
+    rec = record_of(os.path.join(SCENARIOS, "10-short-stub-b-stud-8max.json"))
+    u = phh.to_history(rec).user_defined_fields
+    assert any(n.startswith("7th street: the shoe dealt a community card") for n in u["_notes"])
+    assert any(e.endswith("Qs stub>board") for e in u["_log"])
+    rec = record_of(os.path.join(SCENARIOS, "10-short-stub-c-stud-8max.json"))
+    assert "d db %s" % rec["board"][0] in phh.to_history(rec).actions   # pokerkit agrees here
+
+
+def _scenario(name, steps):
+    scn = load(os.path.join(SCENARIOS, name))
+    scn.pop("expect", None)
+    scn["steps"] = steps
+    return scn
+
+
+def test_betting_actions_map_to_pokerkit_amounts():
+    rec = replay(_scenario("00-holdem-9max.json", [
+        {"do": "deal"},
+        {"do": "action", "seat": 7, "kind": "raise"},
+        {"do": "action", "seat": 8, "kind": "fold"},
+        {"do": "action", "seat": 9, "kind": "call"},
+        {"do": "street"},
+        {"do": "action", "seat": 5, "kind": "bet"},
+        {"do": "action", "seat": 6, "kind": "allin"},
+        {"do": "end"}]))
+    hh, state, _ = replayed(phh.dumps(rec))
+    acts = hh.actions
+    assert acts[9:12] == ["p3 cbr 4", "p4 f", "p5 cc"]      # a min raise, a fold, a call
+    flop = acts.index("d db " + "".join(rec["board"][:3]))
+    assert acts[flop + 1:flop + 3] == ["p1 cbr 2", "p2 cbr 196"]   # min bet; all-in: the stack
+    assert all(a.endswith("# added") for a in acts[12:flop])
+
+
+def test_stud_bring_in_and_completion():
+    rec = replay(_scenario("00-stud-6max.json", [
+        {"do": "deal"},
+        {"do": "action", "seat": 1, "kind": "call"},
+        {"do": "action", "seat": 2, "kind": "raise"},
+        {"do": "action", "seat": 3, "kind": "fold"},
+        {"do": "end"}]))
+    hh, _, _ = replayed(phh.dumps(rec))
+    assert hh.actions[6:9] == ["p1 pb", "p2 cbr 4", "p3 f"]
+
+
+def test_options_set_the_nominal_chips():
+    rec = record_of(os.path.join(SCENARIOS, "00-holdem-headsup-robert.json"))
+    hh, _, _ = replayed(phh.dumps(rec, stack=1000, small_blind=5, big_blind=10))
+    assert hh.starting_stacks == [1000, 1000] and hh.blinds_or_straddles == [5, 10]
+    assert hh.min_bet == 10
+    limit, _, _ = replayed(phh.dumps(rec, variant="FT"))
+    assert (limit.variant, limit.small_bet, limit.big_bet) == ("FT", 2, 4)
+    with pytest.raises(UserError):
+        phh.dumps(rec, variant="PO")
+    with pytest.raises(TypeError):
+        phh.dumps(rec, blinds=3)
+    with pytest.raises(UserError):
+        phh.dumps({"game": "holdem"})
+
+
+def test_replay_phh_flag(capsys):
+    path = os.path.join(SCENARIOS, "03-premature-turn-robert.json")
+    assert main(["replay", path, "--phh", "--in-process"]) == 0
+    out = capsys.readouterr().out
+    hh, _, _ = replayed(out)
+    assert hh.user_defined_fields["_procedures"][0].startswith("premature-turn-aside")
+    assert out == phh.dumps(record_of(path))
+
+
+KINDS = ("check", "call", "bet", "raise", "fold", "allin")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PATHS), st.integers(0, 2 ** 32 - 1))
+def test_any_accepted_hand_exports(path, seed):
+    """Bundled scenarios with random betting actions, exposures, premature streets, faults and
+    cut-off endings: whatever the engine accepts, pokerkit loads and replays."""
+    rng = random.Random(seed)
+    scn = load(path)
+    scn.pop("expect", None)
+    steps = [s for s in scn["steps"] if s["do"] != "action" or rng.random() < 0.5]
+    for _ in range(rng.randrange(1, 8)):
+        seat = rng.choice(scn["seats"])
+        step = rng.choice([
+            {"do": "action", "seat": seat, "kind": rng.choice(KINDS)},
+            {"do": "action", "seat": seat, "kind": rng.choice(KINDS)},
+            {"do": "action", "seat": seat, "kind": rng.choice(KINDS)},
+            {"do": "expose", "seat": seat, "card": rng.randrange(1, 4)},
+            {"do": "premature"},
+            {"do": "street"},
+            {"do": "fault", "kind": rng.choice(["double_feed", "boxed"]),
+             "at": rng.randrange(1, 4)},
+            {"do": "fault", "kind": "jam", "mixed_with": rng.choice([[], ["muck"]])},
+        ])
+        steps.insert(rng.randrange(0, len(steps) + 1), step)
+    if rng.random() < 0.3:
+        steps = steps[:rng.randrange(1, len(steps) + 1)]
+    rec = None
+    for _ in range(12):   # drop the steps the engine refuses (it names them) and try again
+        scn["steps"] = steps
+        try:
+            rec = replay(scn)
+            break
+        except UserError as e:
+            refused = re.search(r"step (\d+) \(", str(e))
+            if not refused:
+                break
+            steps = steps[:int(refused.group(1)) - 1] + steps[int(refused.group(1)):]
+    assume(rec is not None)
+    hh, state, caught = replayed(phh.dumps(rec))
+    assert [w for w in caught if not any(a in w for a in ALLOWED_WARNINGS)] == []
+    assert hh.user_defined_fields["_status"] == rec["status"]
+    json.dumps(hh.user_defined_fields)   # plain data
+
+
+def test_docs_example_is_current(capsys):
+    doc = open(os.path.join(os.path.dirname(SCENARIOS), "..", "docs", "phh.md")).read()
+    example = doc.split("```toml\n")[1].split("```")[0]
+    path = os.path.join(SCENARIOS, "09-button-dead-headsup-tda.json")
+    assert main(["replay", path, "--phh", "--in-process"]) == 0
+    assert capsys.readouterr().out == example
