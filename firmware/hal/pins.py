@@ -184,6 +184,13 @@ def _is_num(v):
     return (isinstance(v, int) or isinstance(v, float)) and not isinstance(v, bool)
 
 
+def _f(v):
+    """A number for a message: floats to one decimal, so CPython and MicroPython print alike."""
+    if isinstance(v, float):
+        return "%.1f" % v
+    return str(v)
+
+
 def _snake(name):
     if not isinstance(name, str) or not name or not ("a" <= name[0] <= "z"):
         return False
@@ -205,7 +212,7 @@ def _num(sec, key, lo, hi, where, p, integer=False):
         p.append("%s.%s must be %s, not %r" % (where, key, "an integer" if integer else "a number", v))
         return None
     if v < lo or v > hi:
-        p.append("%s.%s = %s is out of range [%s, %s]" % (where, key, v, lo, hi))
+        p.append("%s.%s = %s is out of range [%s, %s]" % (where, key, _f(v), _f(lo), _f(hi)))
         return None
     return v
 
@@ -514,7 +521,8 @@ def _check_timing(data, p):
     _num(t, "jam_retries", 0, 5, w, p, True)
     rev = _num(t, "jam_reverse_steps", 1, 100000, w, p, True)
     if vals["diverter_settle_ms"] is not None and not 20 <= vals["diverter_settle_ms"] <= 1000:
-        p.append("timing.diverter_settle_ms = %d: a hobby servo needs 20-1000 ms" % vals["diverter_settle_ms"])
+        p.append("timing.diverter_settle_ms = %d: a hobby servo needs 20-1000 ms"
+                 % vals["diverter_settle_ms"])
     d = data.get("debounce")
     if isinstance(d, dict):
         _num(d, "button_ms", 5, 100, "debounce", p, True)
@@ -574,23 +582,24 @@ def _check_path(data, b, p):
                  "hold < diverter does not hold")
         return
     if take >= L:
-        p.append("path: the take-away nip (%s mm) must be less than a card length from the gate" % take)
+        p.append("path: the take-away nip (%s mm) must be less than a card length from the gate" % _f(take))
     if ex - take >= L:
         p.append("path: the exit nip is %s mm after the take-away nip, a card (%s mm) would fall "
-                 "between them" % (ex - take, L))
+                 "between them" % (_f(ex - take), _f(L)))
     if thr - dbl >= L:
         p.append("path: the throat beam must be less than a card length after the double-feed "
                  "beam (%s mm >= %s mm): a card must still block the first when it reaches the "
-                 "second" % (thr - dbl, L))
+                 "second" % (_f(thr - dbl), _f(L)))
     if hold - L <= dbl:
         p.append("path: at the hold position the card's tail (%s mm) has not cleared the "
-                 "double-feed beam (%s mm)" % (hold - L, dbl))
+                 "double-feed beam (%s mm)" % (_f(hold - L), _f(dbl)))
     if not hold - L < ex:
         p.append("path: at the hold position the card is no longer in the exit nip")
     win = path.get("reader_window_mm")
     if (not isinstance(win, list) or len(win) != 2 or not _is_num(win[0]) or not _is_num(win[1])
             or not hold - L <= win[0] < win[1] <= hold):
-        p.append("path.reader_window_mm must be [from, to] inside the held card (%s-%s mm)" % (hold - L, hold))
+        p.append("path.reader_window_mm must be [from, to] inside the held card (%s-%s mm)"
+                 % (_f(hold - L), _f(hold)))
     if b["ramp_steps"] > b["double_steps"]:
         p.append("path: the card reaches the double-feed beam before the end of the acceleration "
                  "ramp; it must pass the beam at cruise speed")
@@ -599,7 +608,7 @@ def _check_path(data, b, p):
                  "the hold position; it must pass the beam at cruise speed")
     if b["tail_end_mm"] < ex + 5:
         p.append("path: at the end of a card cycle the card's tail is at %.1f mm, not 5 mm past "
-                 "the exit nip (%s mm): steps_per_card is too short" % (b["tail_end_mm"], ex))
+                 "the exit nip (%s mm): steps_per_card is too short" % (b["tail_end_mm"], _f(ex)))
     if b["pick_ratio"] >= 1:
         p.append("feed_stepper: the pick roller's surface must run slower than the take-away "
                  "rollers (ratio %.2f)" % b["pick_ratio"])
