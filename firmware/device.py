@@ -79,7 +79,11 @@ class Device:
             self.replies.append((seq, reply))
             if len(self.replies) > wire.REPLY_CACHE:
                 self.replies.pop(0)
-        if self.hand is not None and not (len(body) and body[0] in _READ_ONLY):
+        # read-only commands write nothing (no flash wear for a ping); nor does arming a
+        # simulated fault, which changes only the mechanism
+        quiet = len(body) and (body[0] in _READ_ONLY or (
+            body[0] == _SIM_FAULT and self.hand is not None and not self.rec.dirty(self.hand)))
+        if self.hand is not None and not quiet:
             # what the command did, and its reply, reach the flash before the reply leaves
             self.rec.commit(self.hand, reply=(seq, reply) if seq else None)
         return reply
@@ -121,6 +125,8 @@ class Device:
         """Retransmit held events from number on (the host's last ACK + 1): everything before
         it is acknowledged."""
         number = min(max(number, 1), self.event_next)
+        if number < self.oldest():
+            self._reload(number)  # after a power cut: older events come back from the journal
         if number > 1:
             self.ack(number - 1)
         self.resend_from = max(number, self.oldest())
@@ -170,6 +176,8 @@ class Device:
             button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
         else:
             button = seats[-1]
+        self.mech.delivered = []  # every card is gathered for the shuffle: none waits outside
+        self.recovery = None
         rng = self.hal.rng(self.sim_seed)
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
@@ -265,8 +273,8 @@ class Device:
             return (0, 0)
         if kind == "pending":
             return (self.mech.pending(), self.mech.feeds)
-        if kind == "power_cut":  # the power goes during the at-th flash write from now on
-            self.hal.flash.arm(max(1, at))
+        if kind == "power_cut":  # the power goes while the at-th record from now is written
+            self.journal.cut_at(at)  # (0: disarm)
             return (0, 0)
         if kind not in ("double_feed", "boxed", "foreign", "duplicate", "no_burn"):
             raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
@@ -384,10 +392,27 @@ class Device:
                 self.recovery = "a card may have left during the power cut: check the output " \
                                 "and send recover with the card found there (or none)"
             else:
-                self.mech.deliver([c for c in settle if hand.z.where[c & 63] == 0],
-                                  hand.z.stub)
+                found = [c for c in settle if hand.z.where[c & 63] == 0]
+                if found:
+                    hand._proc("card-settled")
+                self.mech.deliver(found, hand.z.stub)
             self.collect()
             self.rec.commit(hand)
+
+    def _reload(self, number):
+        """Hold again the events from `number` on that the journal still has (whole hands)."""
+        oldest = self.oldest()
+        older = []
+        hands, _ = self.journal.hands()
+        for h in hands:
+            first = h["first_event"]
+            n = len(h["entries"]) // 4
+            if first + n <= number or first >= oldest:
+                continue
+            if h["damaged"]:
+                continue
+            older.append([first, h["hand"], bytearray(h["entries"][:(oldest - first) * 4])])
+        self.held = older + self.held
 
     def cmd_recover(self, card):
         """The operator's answer after a power cut mid-feed: the card found at the output
@@ -403,7 +428,8 @@ class Device:
 
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
-              wire.COMMAND_IDS["identify"])
+              wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"])
+_SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 
 

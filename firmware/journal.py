@@ -87,6 +87,7 @@ class Journal:
         self.writes = 0             # records appended since boot
         self.hand_loc = (NONE32, 0)  # where the open hand's HAND record is
         self.torn = 0xFFFF          # offset of a record a power cut tore in the head block
+        self.cut = 0
         self.boot()
 
     # ------------------------------------------------------------------ reading
@@ -291,7 +292,15 @@ class Journal:
         head = bytes((t, len(payload))) + payload
         return head + _p32(crc32(head))
 
+    def cut_at(self, n):
+        """Simulator: the power goes while the n-th record from now is being written."""
+        self.cut = n
+
     def _append(self, t, payload):
+        if self.cut:
+            self.cut -= 1
+            if self.cut == 0:
+                self.dev.arm(1)  # the next flash operation does not happen
         rec = self._frame(t, payload)
         if self.off + len(rec) > BLOCK:
             self._new_block((self.block + 1) % self.nblocks, self.seq + 1)

@@ -41,6 +41,14 @@ class Recorder:
         return entries
 
 
+    def dirty(self, hand):
+        """Would a commit now write anything (new entries or counter changes)?"""
+        if len(hand.z.log) // 4 > self.logged:
+            return True
+        img = snapshot.image(hand)
+        return self.image is None or img != self.image
+
+
 def rebuild(h, rng, mech):
     """A hand back from the journal (its OpenHand). Its zones come from its entries; its stub,
     whose order was never written, is reshuffled face down (RP-4) if it was still being dealt."""

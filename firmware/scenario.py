@@ -18,7 +18,7 @@ from hal.simmech import SimMech, AT_FAULTS, FOREIGN, DUPLICATE, NO_BURN
 
 TOP_KEYS = ("game", "rules", "house", "seats", "button", "deck", "seed", "steps",
             "title", "description", "expect", "expect_error", "sim_only")
-FAULTS = AT_FAULTS + (NO_BURN, "jam")
+FAULTS = AT_FAULTS + (NO_BURN, "jam", "power_cut")
 
 
 class ScenarioError(Exception):
@@ -152,6 +152,12 @@ def _check_step(step, n, game, deck_kind, seats):
             return ("jam", mixed, bool(step.get("order_kept", False)))
         if kind == NO_BURN:
             return ("fault", kind, 0, 0)
+        if kind == "power_cut":
+            n = step.get("after_writes", 0)
+            if not _int(n) or n < 0:
+                raise ScenarioError("%s: after_writes must be 1 or more (the n-th flash write of "
+                                    "the next step)" % where)
+            return ("cut", n)
         at = step.get("at")
         if not _int(at) or at < 1:
             raise ScenarioError("%s: at must be 1 or more (the n-th card of the next step)" % where)
@@ -219,6 +225,9 @@ def run(scn):
     """Run a scenario dict; return the hand record."""
     args, steps = check(scn)
     hand, mech = start(args)
+    for step in steps:
+        if step[0] == "cut":  # power cuts: the shoe's flash journal is part of the story
+            return _run_with_journal(scn, args, steps, hand, mech)
     for i in range(len(steps)):
         step = steps[i]
         mech.begin_step()
@@ -232,6 +241,102 @@ def run(scn):
     if mech.pending():
         raise ScenarioError("a fault is armed after the last step: no step dispensed its card")
     return record(hand)
+
+
+class _Shoe:
+    """The engine with the flash journal under it, as the device runs it: a commit before each
+    card moves, and one per step with its reply; a power cut, and the reboot after it."""
+
+    def __init__(self, args, hand, mech):
+        from hal.flashdev import RamFlash
+        from journal import Journal, config_json
+        from recorder import Recorder
+
+        game, seats, button, rules, house, order, seed = args
+        self.seed = seed
+        self.dev = RamFlash(blocks=8)
+        self.j = Journal(self.dev)
+        self.rec = Recorder(self.j)
+        self.attach(hand, mech)
+        self.rec.begin(hand, 1, config_json(game, seats, hand.button, rules, house))
+
+    def attach(self, hand, mech):
+        self.hand = hand
+        self.mech = mech
+        mech.before = self.before
+
+    def before(self, route):
+        self.rec.commit(self.hand, feeding=route)
+
+    def reboot(self):
+        """Power back on: the hand as the journal has it; its stub reshuffled (RP-4); a card
+        caught in flight settled from what the output sensor and reader see."""
+        from journal import Journal
+        from recorder import Recorder, rebuild
+
+        self.dev.revive()
+        out = list(self.mech._out)  # what sits at the output (the sensors' view)
+        self.j = Journal(self.dev)
+        self.rec = Recorder(self.j)
+        j = self.j
+        oh = j.hand if j.hand is not None else j.last
+        mech = SimMech()
+        rng = SeededRandom("%s/1" % self.seed if self.seed is not None else new_seed())
+        hand = rebuild(oh, rng, mech)
+        self.rec.logged = len(oh.entries) // 4
+        self.rec.image = bytearray(oh.image) if oh.image is not None else None
+        if j.hand is not None:
+            if j.hand.feeding >= 0:
+                found = [c for c in out if hand.z.where[c & 63] == 0]
+                if found:
+                    hand._proc("card-settled")
+                mech.deliver(found, hand.z.stub)
+            self.rec.commit(hand)
+        self.attach(hand, mech)
+        return oh.reply
+
+
+def _run_with_journal(scn, args, steps, hand, mech):
+    from hal.flashdev import PowerCut
+
+    shoe = _Shoe(args, hand, mech)
+    armed = 0
+    i = 0
+    while i < len(steps):
+        step = steps[i]
+        if step[0] == "cut":
+            if step[1]:
+                armed = step[1]  # during the next step's flash writes
+            else:
+                shoe.reboot()  # the power goes now, between steps
+            i += 1
+            continue
+        shoe.mech.begin_step()
+        if armed and step[0] != "fault":
+            shoe.j.cut_at(armed)
+            armed = 0
+        try:
+            try:
+                apply(shoe.hand, shoe.mech, step)
+            except ShoeError as e:
+                raise ScenarioError("step %d (%s): %s" % (i + 1, scn["steps"][i]["do"],
+                                                          e.message))
+            if step[0] != "fault":
+                shoe.rec.commit(shoe.hand, reply=(i + 1, b"\x00"))
+        except PowerCut:
+            reply = shoe.reboot()
+            if reply is None or reply[0] != i + 1:
+                continue  # the step's reply never reached the flash: the host sends it again
+        if step[0] != "fault" and shoe.mech.feeds and shoe.mech.pending():
+            raise ScenarioError("step %d (%s): a fault armed for it was not reached (%d cards "
+                                "dispensed)" % (i + 1, step[0], shoe.mech.feeds))
+        i += 1
+    if shoe.mech.pending() or armed:
+        raise ScenarioError("a fault is armed after the last step: no step dispensed its card")
+    if shoe.j.cut:
+        raise ScenarioError("a power cut is armed after the last step: the steps after it wrote "
+                            "fewer journal records than after_writes")
+    return record(shoe.hand)
 
 
 def main():

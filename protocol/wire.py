@@ -169,8 +169,8 @@ MESSAGES = (
      "first..next"),
     (12, "sim_fault", DIR_CMD, "sBBB",
      "kind, at, card, flags: arm a fault in the simulated mechanism: kind double_feed, boxed, "
-     "foreign, duplicate, no_burn, jam, or power_cut (at = the flash write of the next command "
-     "during which the power goes); at = the upcoming card it hits (1-based); card = the "
+     "foreign, duplicate, no_burn, jam, or power_cut (at = the journal record, counted from the "
+     "next command on, whose writing the power cut interrupts); at = the upcoming card it hits (1-based); card = the "
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
      "burns, 4 order kept; kind pending only asks for the counters. Simulator only (CAP_SIM), "
      "else DENIED"),

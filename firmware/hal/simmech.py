@@ -86,7 +86,7 @@ class SimMech:
 
     def _remember(self, out):
         f = open(self.world, "w")
-        f.write(" ".join(str(c & 63) for c in out))
+        f.write(" ".join(str(c) for c in out))  # as the reader saw them (face-up bit too)
         f.close()
 
     def inspect(self):
@@ -105,9 +105,10 @@ class SimMech:
     def deliver(self, codes, stub):
         """Cards found at the output that the journal does not place: they left the stub. The
         next feeds read them first; the magazine holds the rest of the stub."""
-        codes = [c for c in codes if c in stub]
+        codes = [c for c in codes if c & 63 in stub]
         self.delivered = codes
-        self.stack[:] = [c for c in stub if c not in codes]
+        taken = [c & 63 for c in codes]
+        self.stack[:] = [c for c in stub if c not in taken]
 
     def _feed(self, route):
         self.feeds += 1

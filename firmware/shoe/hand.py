@@ -217,7 +217,7 @@ class Hand:
             self._check_street()
         if not isinstance(discards, dict):
             raise ShoeError(E_ARG, "discards must map seats to cards")
-        for seat in discards:
+        for seat in sorted(discards):  # (a fixed order: the same first complaint everywhere)
             self._check_seat(seat)
             if not self.live(seat):
                 raise ShoeError(E_STATE, "seat %d is not in the hand" % seat)

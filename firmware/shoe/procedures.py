@@ -102,6 +102,8 @@ PROCEDURES = (
     ("out-of-sequence", "TDA RP-4", "TDA RP-4", "card read out of its expected order: taken as read"),
     ("stub-exhausted", "TDA RP-14", "house rule",
      "no card left even after a draw reshuffle: the seat draws short"),
+    ("card-settled", "TDA RP-4 (power cut)", "TDA RP-4 (power cut)",
+     "a card that left during a power cut, read at the output, is placed where it was going"),
 )
 
 

@@ -52,12 +52,13 @@ class Client:
         self.ack_due = False
         self.unacked = 0
         self.t_unacked = 0.0
+        self.on_silence = None
         self.nak = False
         self.gap = False
         self.t_rx = 0.0
         self.info = None
         self.stats = {"frames_sent": 0, "frames_received": 0, "retries": 0, "events": 0,
-                      "duplicate_events": 0, "bad_frames": 0, "fast_retries": 0, "bytes_sent": 0,
+                      "duplicate_events": 0, "bad_frames": 0, "fast_retries": 0, "gaps": 0, "bytes_sent": 0,
                       "bytes_received": 0, "reconnects": 0}
 
     # ------------------------------------------------------------------ line
@@ -209,6 +210,8 @@ class Client:
                 raise LinkDown("the shoe on %s does not answer (%s)" % (self.path, name),
                                hint="is it powered and connected? `facedown --port PORT "
                                     "identify` checks the link")
+            if self.on_silence is not None:
+                self.on_silence()  # e.g. a virtual shoe that lost power is restarted here
             if self.nak:  # something arrived damaged: send again at once
                 self.stats["fast_retries"] += 1
             else:
@@ -246,8 +249,15 @@ class Client:
         return self.info
 
     def resume(self):
-        """After a (re)connect: ask for every event after the last one received."""
-        return self.call("resume", self.last_event + 1)
+        """After a (re)connect: ask for every event after the last one received. If the shoe
+        no longer holds some of them, the gap is counted and the stream goes on from what it
+        has (the table is then re-read with status)."""
+        first, nxt = self.call("resume", self.last_event + 1)
+        start = min(max(self.last_event + 1, first), nxt)
+        if start != self.last_event + 1:
+            self.stats["gaps"] += 1
+            self.last_event = start - 1
+        return first, nxt
 
     def status(self):
         chunks = []

@@ -73,7 +73,7 @@ def replay_on_shoe(scn, port=None):
         try:
             client.identify()
             client.attach()
-            return play(client, scn)
+            return play(client, scn, shoe)
         except mod.ScenarioError as e:
             raise _rejected(str(e))
         finally:

@@ -15,19 +15,23 @@ JAM_FLAGS = {"muck": 1, "burns": 2}
 class Run:
     """One scenario on a connected client."""
 
-    def __init__(self, client, scn):
+    def __init__(self, client, scn, shoe=None):
         self.mod = scenario_module()
         self.client = client
         self.scn = scn
+        self.shoe = shoe  # the VirtualShoe, for power cuts
+        self.cut_pending = None  # the boot count when a delayed power cut was armed
         self.args, self.steps = self.mod.check(scn)  # the same checks as in-process
         game, seats, button, rules, house, order, seed = self.args
         self.mirror = Mirror(game, seats, button, rules)
         self.hand_no = None
-        client.on_event = self.on_event
+        self.chained = client.on_event  # whoever listened before keeps hearing every event
 
     def on_event(self, number, hand, entry):
         if hand == self.hand_no:
             self.mirror.apply(entry)
+        if self.chained is not None:
+            self.chained(number, hand, entry)
 
     def setup(self):
         game, seats, button, rules, house, order, seed = self.args
@@ -43,6 +47,8 @@ class Run:
         c.call("config", game, mask, button or 0, rules, json.dumps(house))
         if order is not None or seed is not None:
             c.call("sim_deck", bytes(order or ()), 1 if seed is not None else 0, seed or 0)
+        if self.shoe is not None:
+            c.call("sim_fault", "power_cut", 0, 0, 0)  # no cut left armed by an earlier run
         c.call("hand", button or 0)
         self.hand_no = c.call("status", 0xFFFF)[0]
 
@@ -63,6 +69,8 @@ class Run:
             c.call("report", REPORT[do], step[1], step[2])
         elif do in ("premature", "misdeal"):
             c.call("report", REPORT[do], 0, 0)
+        elif do == "cut":
+            self.power_cut(step[1])
         elif do == "jam":
             flags = 4 if step[2] else 0
             for what in step[1]:
@@ -71,7 +79,35 @@ class Run:
         else:  # a mechanism fault for the next step that dispenses
             c.call("sim_fault", step[1], step[2], step[3], 0)
 
+    def power_cut(self, after_writes):
+        if self.shoe is None:
+            raise self.mod.ScenarioError("a power cut needs a virtual shoe (simulator only)")
+        if after_writes:  # during the next step's flash writes: the shoe dies mid-command
+            self.client.call("sim_fault", "power_cut", after_writes, 0, 0)
+            self.client.on_silence = self.revive
+            self.cut_pending = self.shoe.boots
+        else:
+            self.shoe.restart(ready_line="ready", timeout=20)
+            self.client.resume()
+
+    def revive(self):
+        """The shoe went quiet: if its power went, bring it back and pick up the stream."""
+        if self.shoe.alive():
+            return
+        self.client.on_silence = None
+        self.shoe.restart(ready_line="ready", timeout=20)
+        self.client.resume()
+
     def run(self):
+        game, seats, button, rules, house, order, seed = self.args
+        if self.shoe is not None and seed is not None:
+            # after a power cut the shoe's random source is the simulator's, seeded as the
+            # in-process run seeds it
+            env = dict(self.shoe.env)
+            opts = [o for o in env.get("FACEDOWN_SIM", "").split(",") if o and
+                    not o.startswith("seed=")]
+            env["FACEDOWN_SIM"] = ",".join(opts + ["seed=%d" % seed])
+            self.shoe.env = env
         self.setup()
         armed = False
         for i in range(len(self.steps)):
@@ -93,10 +129,22 @@ class Run:
         if armed:
             raise self.mod.ScenarioError("a fault is armed after the last step: no step "
                                          "dispensed its card")
+        if self.cut_pending is not None and self.shoe.boots == self.cut_pending:
+            self.client.on_silence = None
+            raise self.mod.ScenarioError("a power cut is armed after the last step: the steps "
+                                         "after it wrote fewer journal records than "
+                                         "after_writes")
         self.client.sync()
         return self.mirror.record()
 
 
-def replay(client, scn):
-    """The hand record of a scenario played on the shoe behind `client`."""
-    return Run(client, scn).run()
+def replay(client, scn, shoe=None):
+    """The hand record of a scenario played on the shoe behind `client` (`shoe`: the
+    VirtualShoe, needed for power cuts)."""
+    run = Run(client, scn, shoe)
+    client.on_event = run.on_event
+    try:
+        return run.run()
+    finally:
+        client.on_event = run.chained
+        client.on_silence = None
