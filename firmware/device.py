@@ -48,6 +48,8 @@ class Device:
         self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
         self.resend_from = 0    # set by resume: the link retransmits from here
         self.handlers["recover"] = self.cmd_recover
+        self.handlers["history"] = self.cmd_history
+        self.histories = None   # (journal writes, hands) read for history requests
         self.recovery = None    # set when a card's fate after a power cut needs the operator
         self.journal = Journal(hal.flash)
         self.rec = Recorder(self.journal)
@@ -414,6 +416,35 @@ class Device:
             older.append([first, h["hand"], bytearray(h["entries"][:(oldest - first) * 4])])
         self.held = older + self.held
 
+    def cmd_history(self, number, offset):
+        """A stored hand (or, for hand 0, the list of stored hands), read back from the journal
+        and served in chunks."""
+        if self.histories is None or self.histories[0] != self.journal.writes:
+            hands, problems = self.journal.hands()
+            self.histories = (self.journal.writes, hands, {},
+                              len(problems) + len(self.journal.problems))
+        hands = self.histories[1]
+        docs = self.histories[2]
+        if number == 0:  # damaged areas found (u16), then the stored hands' numbers
+            bad = self.histories[3]
+            doc = bytearray((bad & 0xFF, bad >> 8))
+            for h in hands:
+                doc.append(h["hand"] & 0xFF)
+                doc.append(h["hand"] >> 8)
+        else:
+            doc = docs.get(number)
+            if doc is None:
+                for h in hands:
+                    if h["hand"] == number:
+                        doc = _history_doc(h)
+                if doc is None:
+                    raise CommandError(wire.BAD_ARGUMENT, "hand %d is not in the journal "
+                                                          "(it holds %d hands)" % (number,
+                                                                                  len(hands)))
+                docs.clear()
+                docs[number] = doc
+        return (len(doc), bytes(doc[offset:offset + 180]))
+
     def cmd_recover(self, card):
         """The operator's answer after a power cut mid-feed: the card found at the output
         (255: none)."""
@@ -426,9 +457,24 @@ class Device:
         self.recovery = None
         return ()
 
+def _history_doc(h):
+    head = h["head"]
+    flags = (1 if h["hash"] is not None else 0) | (2 if h["damaged"] else 0)
+    first = h["first_event"]
+    doc = bytearray((h["hand"] & 0xFF, h["hand"] >> 8, first & 0xFF, (first >> 8) & 0xFF,
+                     (first >> 16) & 0xFF, first >> 24, flags))
+    doc += h.get("prev") or bytes(32)
+    doc += h["hash"] or bytes(32)
+    doc.append(len(head))
+    doc += head
+    doc += h["entries"]
+    return doc
+
+
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
-              wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"])
+              wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
+              wire.COMMAND_IDS["history"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 

@@ -189,6 +189,13 @@ MESSAGES = (
      "the card the operator found at the output (card code; 255 = none). Until then dealing "
      "commands answer WRONG_STATE"),
     (15, "recover", DIR_REPLY, "", "no data"),
+    (16, "history", DIR_CMD, "HH",
+     "hand, offset: read a stored hand history from the journal in chunks (hand 0: the number "
+     "of damaged areas the journal has (u16), then the stored hand numbers, u16 each). A hand's document: hand u16, first event u32, flags u8 "
+     "(1 closed, 2 damaged), previous hash (32), hash (32, zeros while open), the HAND record's "
+     "payload (u8 length + bytes), then its 4-byte entries"),
+    (16, "history", DIR_REPLY, "Hy",
+     "size, chunk: the document's size in bytes, and the chunk from offset on"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "

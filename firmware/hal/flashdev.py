@@ -58,10 +58,10 @@ class RamFlash:
             torn = self._torn()
             if torn:
                 hi = lo + max(1, (hi - lo) // 2)
-            old = self._get(start + lo, hi - lo)
-            for i in range(hi - lo):
-                old[i] &= buf[lo + i]  # NOR: programming only clears bits
-            self._put(start + lo, old)
+            n = hi - lo
+            old = int.from_bytes(bytes(self._get(start + lo, n)), "big")
+            new = int.from_bytes(bytes(buf[lo:hi]), "big")
+            self._put(start + lo, (old & new).to_bytes(n, "big"))  # NOR: only clears bits
             self.programs += 1
             self.bytes_programmed += hi - lo
             if torn:

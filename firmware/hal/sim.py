@@ -8,7 +8,9 @@ import time
 from shoe.rng import SeededRandom
 from hal.simmech import SimMech
 
-CAPS = 1  # wire.CAP_SIM
+from journal import JOURNAL_BLOCKS
+
+CAPS = 1 | 2  # wire.CAP_SIM | wire.CAP_JOURNAL
 
 
 class Clock:
@@ -127,7 +129,7 @@ class SimHal:
         # the flash chip: a file with the Pico's geometry; the journal's partition
         from hal.flashdev import FileFlash
 
-        self.flash = FileFlash("flash.bin", int(opts.get("flash_blocks", "256")))
+        self.flash = FileFlash("flash.bin", int(opts.get("flash_blocks", str(JOURNAL_BLOCKS))))
         if opts.get("settle", "sensors") == "sensors":
             self.mech.world = "world.txt"  # the physical output tray, outside the shoe's flash
 

@@ -72,6 +72,8 @@ def restore(snap, rng, mech):
 IMAGE_SIZE = 147
 _SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", "n_actions",
             "n_chips", "dispensed")
+# what each counter is ever compared with: beyond it a change means nothing (and costs flash)
+_CAP = (255, 255, 255, 255, 255, 3, 3, 2)
 # list fields: (attribute, offset of the length byte, capacity)
 _LISTS = (("replace_queue", 35, 10), ("down3", 46, 10), ("reserved", 57, 12),
           ("returning", 70, 4))
@@ -82,7 +84,7 @@ def image(hand):
     img = bytearray(IMAGE_SIZE)
     for i in range(len(_SCALARS)):
         v = getattr(hand, _SCALARS[i])
-        img[i] = min(255, int(v))
+        img[i] = min(_CAP[i], int(v))
     img[8] = hand.first_two[0]
     img[9] = hand.first_two[1]
     for i in range(len(_SMALL)):
