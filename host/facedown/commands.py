@@ -2,6 +2,7 @@
 Each prints what the shoe answered (the table after a dealing command)."""
 
 import json
+import sys
 import time
 
 from . import view
@@ -93,7 +94,16 @@ def add_command(sub):
     p.add_argument("--backlog", action="store_true",
                    help="start from the oldest event the shoe still holds")
     p.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
+    p.add_argument("--lines", action="store_true",
+                   help="one line per event instead of the live table")
     p.set_defaults(func=watch)
+
+    p = sub.add_parser("recover", help="after a power cut caught a card in flight: the card "
+                                       "found at the output")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--card", help="the card found at the output, e.g. Ah")
+    which.add_argument("--none", action="store_true", help="no card was found there")
+    p.set_defaults(func=recover)
 
 
 def connect(args, backlog=False, on_event=None, catalogue=False):
@@ -120,6 +130,16 @@ def show(client, args):
     print("hand %d" % st["hand"])
     print(view.render(table))
     return 0
+
+
+def recover(args):
+    code = 255
+    if args.card:
+        try:
+            code = firmware_imports().cards.parse(args.card)
+        except ValueError as e:
+            raise UserError(str(e), hint="cards are written like Ah, Td, 2c")
+    return run_shoe(args, lambda c: c.call("recover", code))
 
 
 def status(args):
@@ -251,22 +271,53 @@ def describe(entry, hand, rules):
 
 
 def watch(args):
-    rules = {"value": "tda2024"}
+    """The live table: redrawn as each event arrives (on a terminal), or one line per event
+    (--lines, or when the output is not a terminal)."""
+    from .demo import Screen
+    from .mirror import Mirror
+
+    state = {"rules": "tda2024", "mirror": None, "hand": None, "last": "", "screen": None}
+
+    def fresh(client):
+        st = client.status()
+        state["hand"] = st["hand"]
+        cfg = st.get("config")
+        if cfg:
+            state["rules"] = cfg["rules"]
+        table = st.get("table")
+        state["mirror"] = Mirror.from_record(table) if table else None
 
     def on_event(number, hand, entry):
-        print("#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, rules["value"])),
-              flush=True)
+        line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
+        if state["screen"] is None:
+            print(line, flush=True)
+            return
+        state["last"] = line
+        if hand != state["hand"]:
+            state["pending"] = True  # a new hand: the table is read again below
+            return
+        m = state["mirror"]
+        if m is not None:
+            m.apply(entry)
+            state["screen"].show(view.render(m.record(), title=line), highlight=True)
 
     client = connect(args, backlog=args.backlog, on_event=on_event)
-    cfg = client.status().get("config")
-    if cfg:
-        rules["value"] = cfg["rules"]
+    fresh(client)
+    if not args.lines and sys.stdout.isatty():
+        state["screen"] = Screen()
+        if state["mirror"] is not None:
+            state["screen"].show(view.render(state["mirror"].record(),
+                                             title="hand %d" % state["hand"]), highlight=True)
     end = time.monotonic() + args.seconds if args.seconds else None
     try:
         while end is None or time.monotonic() < end:
             client.pump(0.1)
+            if state.pop("pending", False):
+                fresh(client)
     except KeyboardInterrupt:
         pass
     finally:
+        if state["screen"] is not None:
+            state["screen"].stop()
         client.close()
     return 0

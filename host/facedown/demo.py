@@ -62,6 +62,23 @@ def run_scenarios(args):
 
 # ----------------------------------------------------------------------- the live demo
 
+def styled(text):
+    """The table with faults and procedures highlighted (rich)."""
+    from rich.text import Text
+
+    out = Text()
+    for line in text.split("\n"):
+        style = None
+        if "MISDEAL" in line or "VOID" in line:
+            style = "bold white on red"
+        elif line.startswith("  > "):
+            style = "bold yellow"
+        elif line.startswith("#") or line.startswith("hand "):
+            style = "bold cyan"
+        out.append(line + "\n", style=style)
+    return out
+
+
 class Screen:
     """The live table: redrawn in place on a terminal, printed per hand otherwise."""
 
@@ -74,11 +91,9 @@ class Screen:
             self.live = Live(console=Console(), refresh_per_second=20, transient=False)
             self.live.start()
 
-    def show(self, text, final=False):
+    def show(self, text, final=False, highlight=True):
         if self.live is not None:
-            from rich.text import Text
-
-            self.live.update(Text(text))
+            self.live.update(styled(text) if highlight else text)
         elif final:
             print(text, flush=True)
 

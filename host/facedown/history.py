@@ -10,6 +10,7 @@ import struct
 
 from . import view
 from .errors import UserError
+from .progress import track
 from .mirror import Mirror
 
 
@@ -98,7 +99,7 @@ def run(args):
             wanted = numbers[-args.last:] if args.last > 0 else []
         hands = []
         prev = None
-        for n in wanted:
+        for n in track(wanted, "reading %d hands from the shoe" % len(wanted)):
             h = parse(fetch(client, n))
             h["problems"] = verify(h, prev)
             if prev is not None and h["hand"] > prev["hand"] + 1:

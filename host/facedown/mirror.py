@@ -38,5 +38,27 @@ class Mirror:
             if a >= 2:  # misdeal or void: the reason is the procedure that ended it
                 self.reason = fw.procedures.text(self.last_procedure)
 
+    @classmethod
+    def from_record(cls, rec):
+        """A mirror that starts from a table as the shoe reported it (status), to follow the
+        events from here on."""
+        m = cls(rec["game"], [int(s) for s in rec["seats"]], rec["button"], rec["rules"])
+        fw = m._fw
+        z = m.z
+        zn = fw.zones
+        for seat, held in rec["seats"].items():
+            for c in held:
+                z.move(fw.cards.parse(c["card"]), zn.SEAT0 + int(seat), c["up"])
+        for name, zone in (("board", zn.BOARD), ("burns", zn.BURNS), ("muck", zn.MUCK),
+                           ("aside", zn.ASIDE)):
+            for c in rec[name]:
+                z.move(fw.cards.parse(c), zone, name == "board")
+        for c in rec["removed"]:
+            z.remove(fw.cards.parse(c))
+        del z.log[:]
+        m.status = ("dealing", "complete", "misdeal", "void").index(rec["status"])
+        m.reason = rec["reason"]
+        return m
+
     def record(self):
         return self._fw.record.record(self)
