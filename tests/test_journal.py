@@ -46,7 +46,7 @@ class Table:
         h = self.j.hand
         # the expectation, kept from the records as each finishes reaching the flash
         self.committed = {"event_next": self.j.event_next, "hand_no": self.j.hand_no,
-                          "chain": self.j.chain,
+                          "chain": self.j.chain, "config": self.j.config,
                           "open": None if h is None else (h.number, bytes(h.entries))}
         append = self.j._append
 
@@ -63,7 +63,9 @@ class Table:
 
     @staticmethod
     def expect(c, t, p):
-        if t == 3:  # HAND
+        if t == 2:  # CONFIG
+            c["config"] = p.decode()
+        elif t == 3:  # HAND
             number = p[0] | p[1] << 8
             c["hand_no"] = number
             c["open"] = (number, b"")
@@ -86,6 +88,9 @@ class Table:
 
         mech.before = before
         self.number += 1
+        # each hand re-configures the table first: a cut while writing the configuration must
+        # leave the old one or the new one, never a mix
+        self.j.set_config(json.dumps([game, seats, button, rules, house, self.number]))
         self.rec.begin(hand, self.number, config_json(game, seats, button, rules, house))
         for step in steps:
             mech.begin_step()
@@ -106,6 +111,7 @@ def check_recovered(dev, committed):
     assert j.event_next == committed["event_next"]
     assert j.hand_no == committed["hand_no"]
     assert j.chain == committed["chain"]
+    assert j.config == committed["config"]  # the old configuration or the new, whole
     if committed["open"] is None:
         assert j.hand is None
         return j, None
