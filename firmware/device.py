@@ -51,6 +51,8 @@ class Device:
         self.handlers["history"] = self.cmd_history
         self.histories = None   # (journal writes, hands) read for history requests
         self.recovery = None    # set when a card's fate after a power cut needs the operator
+        self.maintenance = False  # set by maintenance: the link hands the line to the REPL
+        self.handlers["maintenance"] = self.cmd_maintenance
         self.journal = Journal(hal.flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
@@ -102,6 +104,8 @@ class Device:
         fn = self.handlers.get(name)
         if fn is None:
             raise CommandError(wire.UNKNOWN_COMMAND, "unknown command %s" % name)
+        if self.maintenance and name != "maintenance":
+            raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
         if name in _SIM_COMMANDS:
             self._sim()
         elif name in _DEALING:
@@ -122,6 +126,17 @@ class Device:
 
     def cmd_ping(self, token):
         return (token,)
+
+    def cmd_maintenance(self):
+        """Leave the protocol: once the reply is out, the main loop ends and the REPL has the
+        line (facedown deploy / verify). Not between cards: a hand in progress is refused.
+        (v1 asks for no authentication; a later version requires an authenticated session.)"""
+        h = self.hand
+        if h is not None and h.status == DEALING and h.z.log:
+            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before "
+                                                 "maintenance")
+        self.maintenance = True
+        return ()
 
     def cmd_resume(self, number):
         """Retransmit held events from number on (the host's last ACK + 1): everything before
@@ -474,7 +489,7 @@ def _history_doc(h):
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
-              wire.COMMAND_IDS["history"])
+              wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 

@@ -6,6 +6,9 @@ from device import FIRMWARE_VERSION
 IDENTIFY = wire.COMMAND_IDS["identify"]
 QUEUE = 4  # commands held while one is being carried out
 HOLD_MS = 30  # new events wait this long for company before they are sent
+ACK_WAIT_MS = 100  # a host may hold its ACK a while (SPEC 6.2): no go-back-N before this
+MAINT_QUIET_MS = 50  # after maintenance: the line must be this quiet before the REPL takes it
+MAINT_MAX_MS = 1000  # (however chatty the host)
 
 
 class Link:
@@ -135,7 +138,8 @@ class Link:
     def _maybe_retransmit(self):
         dev = self.dev
         if dev.held and self.sent >= dev.oldest() and \
-                self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > self.rto.rto:
+                self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > \
+                max(self.rto.rto, ACK_WAIT_MS):
             self.retransmit()
             self.rto.backoff()
             return True
@@ -159,7 +163,7 @@ class Link:
         import gc
 
         quiet = 0
-        while True:
+        while not self.dev.maintenance:
             if self.service():
                 quiet = 0
                 await asyncio.sleep_ms(0)
@@ -168,3 +172,15 @@ class Link:
                 if quiet == 20:  # the line has gone quiet: tidy the heap while nothing waits
                     gc.collect()
                 await asyncio.sleep_ms(1)
+        # maintenance: the reply is out. Until the host has been quiet for MAINT_QUIET_MS, keep
+        # answering (a retried maintenance gets its cached reply) so that no protocol byte
+        # reaches the REPL (an ACK holds 0x04, Ctrl-D); then the loop ends and main returns.
+        t0 = t = self.clock.ticks_ms()
+        while True:
+            now = self.clock.ticks_ms()
+            if self.clock.ticks_diff(now, t) >= MAINT_QUIET_MS or \
+                    self.clock.ticks_diff(now, t0) >= MAINT_MAX_MS:
+                return
+            if self.receive():
+                t = self.clock.ticks_ms()
+            await asyncio.sleep_ms(1)

@@ -1,4 +1,7 @@
 # Boot: pick the hardware face for this board, restore the shoe from flash, serve the host.
+# The serial line is the REPL's too (the Pico's USB CDC; the virtual shoe runs `micropython -i`
+# on its pty): the maintenance command ends the loop and main.py returns to the REPL, for
+# mpremote (facedown deploy / verify). Nothing here prints: the log goes to hal.log.
 import sys
 
 import asyncio
@@ -20,11 +23,16 @@ def main():
 
     hal = select_hal()
     device = Device(hal)
-    link = Link(hal.open_port(), device, hal.clock, hal.caps)
+    port = hal.open_port()
+    link = Link(port, device, hal.clock, hal.caps)
     hal.mech.idle = link.idle
     hal.log("facedown %s ready: hand %d, events up to %d" % (
         device_version(), device.hand_no, device.event_next - 1))
     asyncio.run(link.run())
+    # only maintenance ends the loop: main.py returns and the REPL takes the serial line
+    if hasattr(port, "close"):
+        port.close()
+    hal.log("maintenance: the REPL has the line")
 
 
 def device_version():

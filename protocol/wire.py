@@ -196,6 +196,14 @@ MESSAGES = (
      "payload (u8 length + bytes), then its 4-byte entries"),
     (16, "history", DIR_REPLY, "Hy",
      "size, chunk: the document's size in bytes, and the chunk from offset on"),
+    (17, "maintenance", DIR_CMD, "",
+     "leave the protocol for maintenance: the device replies OK, then its main loop ends and "
+     "the serial line (the USB CDC) belongs to the MicroPython REPL, where mpremote copies and "
+     "checks the firmware files (facedown deploy, facedown verify); a reset returns to the "
+     "protocol. WRONG_STATE while a hand is in progress. Not authenticated in v1: a later "
+     "version will require an authenticated maintenance session (CAP_AUTH, the maintenance "
+     "key switch)"),
+    (17, "maintenance", DIR_REPLY, "", "no data"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "

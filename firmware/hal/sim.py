@@ -1,5 +1,7 @@
 # The simulated shoe for the MicroPython unix port: the mechanism model, a folder that plays the
 # Pico's flash, and the serial link on a pseudo-terminal (one end of the host's null-modem).
+# That pty is also the process's stdin/stdout (the REPL's, as the Pico's USB CDC is): nothing
+# may print while the protocol runs, so the log is appended to shoe.log in the flash folder.
 import json
 import os
 import select
@@ -11,6 +13,7 @@ from hal.simmech import SimMech
 from journal import JOURNAL_BLOCKS
 
 CAPS = 1 | 2  # wire.CAP_SIM | wire.CAP_JOURNAL
+LOG = "shoe.log"
 
 
 class Clock:
@@ -90,6 +93,14 @@ class PtyPort:
         except OSError:  # flush() on a tty can raise EINVAL under the unix port
             pass
 
+    def close(self):
+        """Maintenance: the REPL (on stdin/stdout, the same pty) takes the line."""
+        try:
+            self.poller.unregister(self.f)
+        except (OSError, ValueError, KeyError):
+            pass
+        self.f.close()
+
 
 def _options(text):
     out = {}
@@ -148,4 +159,9 @@ class SimHal:
         return PtyPort(self.port_path)
 
     def log(self, msg):
-        print(msg)
+        """A line in shoe.log (stdout is the serial line: a print would corrupt the protocol)."""
+        try:
+            with open(LOG, "a") as f:
+                f.write(msg + "\n")
+        except OSError:
+            pass

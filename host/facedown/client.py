@@ -38,6 +38,8 @@ class Client:
     ACK_QUIET = 0.03  # or once the line has been quiet this long (seconds)
     ACK_DELAY = 0.02  # or when the oldest event frame not ACKed has waited this long
     TIMED = ("identify", "status", "ping", "resume")  # replies that do not wait on the mechanism
+    MOVES = ("deal", "street", "draw", "report", "hand", "config", "recover", "end")
+    MOVE_WAIT = 0.3   # seconds before a command that moves cards is sent again
     def __init__(self, port, on_event=None, timeout=10.0, baud=W.BAUD):
         self.path = port
         self.baud = baud
@@ -193,6 +195,8 @@ class Client:
         deadline = time.monotonic() + self.timeout
         tries = 0
         rto = self.rto.rto / 1000.0
+        if name in self.MOVES:  # the shoe may be moving cards (and writing flash) first
+            rto = max(rto, self.MOVE_WAIT)
         while True:
             self._write(W.CMD, seq, body)
             tries += 1

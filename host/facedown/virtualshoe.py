@@ -1,15 +1,24 @@
 """Run the real firmware as a virtual shoe: the MicroPython unix port on one end of a NullModem.
 
-A "flash" folder plays the Pico's flash: the firmware tree (firmware/*) and the wire protocol
-(protocol/wire.py) are copied into its root, and ``micropython -X heapsize=256K main.py`` runs
-with that folder as its working directory and ``FACEDOWN_PORT`` naming the device end of the
-null-modem.  The host talks to the other end, ``shoe.port``, with pyserial.
+A "flash" folder plays the Pico's flash: the firmware tree (firmware/*), the wire protocol
+(protocol/wire.py) and the pin map (hardware/pinmap.json) are copied into its root, and
+``micropython -X heapsize=256K -i main.py`` runs with that folder as its working directory and
+``FACEDOWN_PORT`` naming the device end of the null-modem.  The host talks to the other end,
+``shoe.port``, with pyserial.
+
+As on a Pico, whose USB CDC carries both the protocol and the REPL, the process's stdin and
+stdout are the device end of the cable: when main.py returns (the ``maintenance`` command), the
+REPL takes the line and mpremote reaches it (``mpremote connect PORT resume ...``; see
+facedown.deploy).  A soft reset (Ctrl-D) there ends the process: ``alive()`` turns False,
+``wait_exit()`` waits for it, and ``start()`` boots the new firmware (a Pico reboots by itself).
+A stand-in ``main`` script keeps stdin/stdout off the cable (``repl=False``, its prints go to
+the log) unless ``repl=True`` is given.
 
 Power is what the process is: ``stop()`` kills it (a power cut: nothing is flushed, and every
 byte still on its way to the device is lost), ``start()`` boots it again on the same flash and
 the same cable, so the host's port path stays valid across ``restart()``.  The process's
-stdout and stderr go to ``shoe.log`` in the flash folder (appended across boots, one marker
-line per boot).
+stderr (tracebacks) and the firmware's log (hal.log appends to it) go to ``shoe.log`` in the
+flash folder (appended across boots, one marker line per boot).
 
     with VirtualShoe(main="tests/data/echo_main.py", ready_line="ready") as shoe:
         with serial.Serial(shoe.port, timeout=1) as s:
@@ -64,6 +73,7 @@ def default_sources(root=REPO_ROOT):
     return [
         (os.path.join(root, "firmware"), "", True),
         (os.path.join(root, "protocol", "wire.py"), "wire.py", False),
+        (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json", False),
     ]
 
 
@@ -112,13 +122,17 @@ class VirtualShoe:
     nullmodem   a NullModem to use (not closed by close()), or a dict of NullModem kwargs.
     ready_line  text that shoe.log shows once the firmware is up; start() waits for it.
     compile     install modules as .mpy bytecode (mpy-cross), as on a deployed shoe.
+    repl        the process's stdin/stdout are the device end of the cable and the REPL follows
+                main.py (``-i``), as on a Pico; default: True for the firmware's own main.py,
+                False with a stand-in ``main`` (whose stdout then goes to shoe.log).
     """
 
     def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize=HEAP,
                  micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
-                 compile=True):
+                 compile=True, repl=None):
         self.micropython = micropython or find_micropython()
         self.compile = compile
+        self.repl = (main is None) if repl is None else bool(repl)
         self.heapsize = heapsize
         self.env = dict(env or {})
         self.ready_line = ready_line
@@ -222,13 +236,25 @@ class VirtualShoe:
         env = dict(os.environ)
         env.update(self.env)
         env["FACEDOWN_PORT"] = self.modem.a_path
-        cmd = [self.micropython, "-X", "heapsize=%s" % self.heapsize] + self.args + ["main.py"]
-        with open(self.log_path, "ab") as log:
-            log.write(BOOT_MARK)
-            log.flush()
-            self._boot_offset = log.tell()
-            self._proc = subprocess.Popen(cmd, cwd=self.flash, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
+        cmd = [self.micropython, "-X", "heapsize=%s" % self.heapsize] + self.args
+        tty = None
+        if self.repl:  # the cable is the console: the REPL follows main.py on it
+            cmd.append("-i")
+            tty = os.open(self.modem.a_path, os.O_RDWR | os.O_NOCTTY)
+        cmd.append("main.py")
+        try:
+            with open(self.log_path, "ab") as log:
+                log.write(BOOT_MARK)
+                log.flush()
+                self._boot_offset = log.tell()
+                self._proc = subprocess.Popen(
+                    cmd, cwd=self.flash, env=env,
+                    stdin=subprocess.DEVNULL if tty is None else tty,
+                    stdout=log if tty is None else tty,
+                    stderr=subprocess.STDOUT if tty is None else log, start_new_session=True)
+        finally:
+            if tty is not None:
+                os.close(tty)
         self._state["proc"] = self._proc
         self.boots += 1
         line = ready_line if ready_line is not None else self.ready_line
@@ -246,6 +272,16 @@ class VirtualShoe:
         if not self.modem.closed:
             self.modem.discard_pending("a")
         return proc.returncode
+
+    def wait_exit(self, timeout=10.0):
+        """Wait for the process to end by itself (a soft reset in the REPL ends the unix port,
+        where a Pico would reboot); returns its exit status. TimeoutError if it runs on."""
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError("virtual shoe still running after %.1f s" % timeout)
 
     def restart(self, ready_line=None, timeout=None):
         """Power cycle: stop(), then start() on the same flash folder and the same cable."""
@@ -281,8 +317,14 @@ class VirtualShoe:
         deadline = time.monotonic() + timeout
         delay = 0.002
         while True:
-            if text in self.log():
+            log = self.log()
+            if text in log:
                 return True
+            if "Traceback (most recent call last)" in log:
+                # with -i a crashed main.py leaves the process in the REPL: it will not exit
+                time.sleep(0.1)  # the rest of the traceback
+                raise RuntimeError("virtual shoe failed before %r; log tail:\n%s"
+                                   % (text, self.log_tail(30)))
             if not self.alive():
                 if text in self.log():
                     return True
