@@ -417,47 +417,41 @@ class Device:
             self.rec.commit(hand)
 
     def _reload(self, number):
-        """Hold again the events from `number` on that the journal still has (whole hands)."""
+        """Hold again the events from `number` on that the journal still has: whole hands,
+        read one at a time, going back from the oldest held."""
         oldest = self.oldest()
+        n = self.held[0][1] - 1 if self.held else self.hand_no
         older = []
-        hands, _ = self.journal.hands()
-        for h in hands:
+        while n > 0 and oldest > number:
+            h, _ = self.journal.scan(n)
+            if h is None or h["damaged"]:
+                break
             first = h["first_event"]
-            n = len(h["entries"]) // 4
-            if first + n <= number or first >= oldest:
-                continue
-            if h["damaged"]:
-                continue
-            older.append([first, h["hand"], bytearray(h["entries"][:(oldest - first) * 4])])
+            older.insert(0, [first, n, bytearray(h["entries"][:(oldest - first) * 4])])
+            oldest = first
+            n -= 1
         self.held = older + self.held
 
     def cmd_history(self, number, offset):
         """A stored hand (or, for hand 0, the list of stored hands), read back from the journal
-        and served in chunks."""
-        if self.histories is None or self.histories[0] != self.journal.writes:
-            hands, problems = self.journal.hands()
-            self.histories = (self.journal.writes, hands, {},
-                              len(problems) + len(self.journal.problems))
-        hands = self.histories[1]
-        docs = self.histories[2]
-        if number == 0:  # damaged areas found (u16), then the stored hands' numbers
-            bad = self.histories[3]
-            doc = bytearray((bad & 0xFF, bad >> 8))
-            for h in hands:
-                doc.append(h["hand"] & 0xFF)
-                doc.append(h["hand"] >> 8)
-        else:
-            doc = docs.get(number)
-            if doc is None:
-                for h in hands:
-                    if h["hand"] == number:
-                        doc = _history_doc(h)
-                if doc is None:
-                    raise CommandError(wire.BAD_ARGUMENT, "hand %d is not in the journal "
-                                                          "(it holds %d hands)" % (number,
-                                                                                  len(hands)))
-                docs.clear()
-                docs[number] = doc
+        one hand at a time and served in chunks."""
+        cache = self.histories
+        if cache is None or cache[0] != self.journal.writes or cache[1] != number:
+            if number == 0:
+                numbers, problems = self.journal.scan(0)
+                bad = len(problems) + len(self.journal.problems)
+                doc = bytearray((bad & 0xFF, bad >> 8))
+                for n in numbers:
+                    doc.append(n & 0xFF)
+                    doc.append(n >> 8)
+            else:
+                h, _ = self.journal.scan(number)
+                if h is None:
+                    raise CommandError(wire.BAD_ARGUMENT, "hand %d is not in the journal" %
+                                       number)
+                doc = _history_doc(h)
+            cache = self.histories = (self.journal.writes, number, doc)
+        doc = cache[2]
         return (len(doc), bytes(doc[offset:offset + 180]))
 
     def cmd_recover(self, card):

@@ -103,6 +103,8 @@ class Journal:
         self.nblocks = dev.ioctl(4, 0)
         self.page = bytearray(PAGE)
         self.scratch = bytearray(PAGE)
+        self.rbuf = bytearray(260)
+        self.seqs = array("L", [0] * self.nblocks)
         self.problems = []          # what boot or verify() found wrong (text, hand affected)
         self.config = None          # JSON text of the configuration
         self.hand_no = 0
@@ -148,14 +150,36 @@ class Journal:
             return None
         return p, nxt
 
+    def _seq(self, block):
+        """The block's sequence number if its header is valid, else -1 (read into a buffer kept
+        for it: boot reads every header and must not litter the heap)."""
+        buf = self.rbuf
+        view = memoryview(buf)
+        self.dev.readblocks(block, view[:2], 0)
+        n = buf[1]
+        if buf[0] != R_BLOCK or n < 56:
+            return -1
+        self.dev.readblocks(block, view[:n + 4], 0)
+        if crc16(view[:2 + n]) != _u16(buf, 2 + n) or view[2:6] != MAGIC:
+            return -1
+        return _u32(buf, 6)
+
     def _ordered(self):
-        """Valid blocks as (seq, block), oldest first."""
-        out = []
+        """Valid blocks as (seq, block), oldest first. The ring is written in order, so the
+        oldest follows the newest."""
+        seqs = self.seqs
+        head = -1
         for b in range(self.nblocks):
-            h = self._header(b)
-            if h is not None:
-                out.append((_u32(h[0], 4), b))
-        out.sort()
+            seqs[b] = self._seq(b) + 1  # 0: not a valid block
+            if seqs[b] and (head < 0 or seqs[b] > seqs[head]):
+                head = b
+        out = []
+        if head < 0:
+            return out
+        for i in range(1, self.nblocks + 1):
+            b = (head + i) % self.nblocks
+            if seqs[b]:
+                out.append((seqs[b] - 1, b))
         return out
 
     def boot(self):
@@ -440,6 +464,64 @@ class Journal:
                     cur = None
                 off = nxt
         return out, problems
+
+    def scan(self, want=0):
+        """One pass over the journal holding one hand at a time (what a device can afford).
+        want 0: (array of the stored hands' numbers, problems); want N: (hand N as a dict like
+        hands() gives, or None, problems)."""
+        numbers = array("H")
+        found = None
+        problems = []
+        cur = None
+        prev = None
+        ordered = self._ordered()
+        valid = [b for _, b in ordered]
+        for b in range(self.nblocks):
+            if b not in valid and not self._erased(b, 0):
+                problems.append(("block %d has a damaged header" % b, None))
+        for i in range(len(ordered)):
+            b = ordered[i][1]
+            p, off = self._header(b)
+            torn = _u16(self._header(ordered[i + 1][1])[0], 52) if i + 1 < len(ordered) \
+                else 0xFFFF
+            if prev is None:
+                prev = bytes(p[14:46])
+            while True:
+                t, pl, nxt = self._record(b, off)
+                if t == 0:
+                    if not self._erased(b, off):
+                        problems.append(("damaged bytes after the end of block %d" % b,
+                                         cur["hand"] if cur else None))
+                    break
+                if t < 0:
+                    if off != torn:
+                        if cur is not None:
+                            cur["damaged"] = True
+                        problems.append(("damaged record in block %d at %d" % (b, off),
+                                         cur["hand"] if cur else None))
+                    break
+                if t == R_HAND:
+                    n = _u16(pl, 0)
+                    numbers.append(n)
+                    cur = {"hand": n, "first_event": _u32(pl, 2), "head": pl,
+                           "entries": bytearray() if n == want else None, "hash": None,
+                           "damaged": False, "prev": prev}
+                    if n == want:
+                        found = cur
+                elif t == R_COMMIT and cur is not None and cur["entries"] is not None:
+                    cur["entries"].extend(pl[1:1 + 4 * pl[0]])
+                elif t == R_CLOSE:
+                    if cur is not None:
+                        cur["hash"] = bytes(pl[2:34])
+                        if cur["entries"] is not None and (
+                                hand_hash(prev, cur["head"], cur["entries"]) != cur["hash"]):
+                            cur["damaged"] = True
+                            problems.append(("hand %d does not match its chain hash" %
+                                             cur["hand"], cur["hand"]))
+                    prev = bytes(pl[2:34])
+                    cur = None
+                off = nxt
+        return (numbers if not want else found), problems
 
     def verify(self):
         """Read everything back: the list of problems (empty when the journal is sound)."""

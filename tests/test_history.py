@@ -27,7 +27,7 @@ HAND = {"game": "holdem", "seats": list(range(1, 10)), "button": 9, "seed": 1,
 
 def test_the_journal_keeps_the_last_1000_hands():
     dev = RamFlash(blocks=JOURNAL_BLOCKS)
-    t = Table(dev)
+    t = Table(dev, reconfigure=False)  # one configuration, hands one after another
     for _ in range(1300):  # far enough for the ring to wrap
         t.play(HAND)
     j = Journal(dev)

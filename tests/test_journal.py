@@ -37,7 +37,8 @@ class Table:
     """Plays scenarios on the engine with the journal underneath, as the device does, and
     remembers what was committed last (the state a reboot must find)."""
 
-    def __init__(self, dev):
+    def __init__(self, dev, reconfigure=True):
+        self.reconfigure = reconfigure
         self.pending = None
         self.j = Journal(dev)
         self.rec = Recorder(self.j)
@@ -90,7 +91,8 @@ class Table:
         self.number += 1
         # each hand re-configures the table first: a cut while writing the configuration must
         # leave the old one or the new one, never a mix
-        self.j.set_config(json.dumps([game, seats, button, rules, house, self.number]))
+        if self.reconfigure:
+            self.j.set_config(json.dumps([game, seats, button, rules, house, self.number]))
         self.rec.begin(hand, self.number, config_json(game, seats, button, rules, house))
         for step in steps:
             mech.begin_step()

@@ -37,6 +37,7 @@ P_DEAL = const(1)
 P_BURN = const(2)
 P_CARDS = const(3)
 P_DRAW = const(4)
+P_DRAWBURN = const(5)
 
 # seat states
 LIVE = const(1)
@@ -209,14 +210,18 @@ class Hand:
             self._stud_street()
 
     def draw(self, discards):
-        """One draw round: burn, then each live seat in turn discards and draws."""
+        """One draw round: burn, then each live seat in turn discards and draws back to its
+        hand size. A round a power cut interrupted is finished by the same request: cards a
+        seat already threw in this round count as discarded, and the burn is not taken twice."""
         self._check_dealing()
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
-        if self.partial != P_DRAW:
+        resuming = self.partial in (P_DRAWBURN, P_DRAW)
+        if not resuming:
             self._check_street()
         if not isinstance(discards, dict):
             raise ShoeError(E_ARG, "discards must map seats to cards")
+        tag = (self.draw_round if resuming else self.draw_round + 1) * 16
         for seat in sorted(discards):  # (a fixed order: the same first complaint everywhere)
             self._check_seat(seat)
             if not self.live(seat):
@@ -224,25 +229,28 @@ class Hand:
             held = [c & C.CODE for c in self.z.seats[seat]]
             seen = []
             for code in discards[seat]:
-                if code not in held or code in seen:
+                thrown = resuming and self.z.where[code] == MUCK and \
+                    self.discards[code] == tag + seat
+                if (code not in held and not thrown) or code in seen:
                     raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
                 seen.append(code)
         self.last_street = None
-        if self.partial != P_DRAW:  # (a draw a power cut interrupted keeps its burn)
+        if not resuming:
             self.window_closed = True
             self.draw_round += 1
-            self.partial = P_DRAW
+            self.partial = P_DRAWBURN
+        if self.partial == P_DRAWBURN:
             if self._burn(CTX_BURN) < 0:
                 return
-        tag = self.draw_round * 16
+            self.partial = P_DRAW
         for seat in self.order:
             if self.state[seat] != LIVE or seat not in discards:
                 continue
-            ds = discards[seat]
-            for code in ds:
-                self.z.move(code, MUCK)
-                self.discards[code] = tag + seat
-            for _ in range(len(ds)):
+            for code in discards[seat]:
+                if self.z.where[code] == SEAT0 + seat:
+                    self.z.move(code, MUCK)
+                    self.discards[code] = tag + seat
+            while len(self.z.seats[seat]) < self.hole:
                 if len(self.z.stub) <= 1:
                     self._draw_reshuffle(seat)
                 if not self.z.stub:

@@ -40,6 +40,14 @@ for _i, _row in enumerate(SETTINGS):
     _INDEX[_row[0]] = _i
 
 
+def _near(key):
+    """The settings sharing a word with key (all of them if none does): short enough for a
+    protocol error reply."""
+    words = key.split("_")
+    near = [row[0] for row in SETTINGS if [w for w in words if len(w) > 2 and w in row[0]]]
+    return near or [row[0] for row in SETTINGS]
+
+
 def profile(rules, overrides=None):
     """The settings dict of a rulebook with overrides. Raises ValueError with a clear message."""
     if rules not in PROFILES:
@@ -54,7 +62,7 @@ def profile(rules, overrides=None):
         for key in overrides:
             if key not in _INDEX:
                 raise ValueError("unknown house setting %r (known: %s)" % (
-                    key, ", ".join(row[0] for row in SETTINGS)))
+                    key, ", ".join(_near(key))))
             allowed = SETTINGS[_INDEX[key]][3]
             value = overrides[key]
             if value not in allowed or type(value) is not type(allowed[0]):

@@ -1,6 +1,7 @@
 """The commands that talk to a shoe, virtual or real: `facedown --port PORT COMMAND ...`.
 Each prints what the shoe answered (the table after a dealing command)."""
 
+import argparse
 import json
 import sys
 import time
@@ -25,7 +26,7 @@ def _seats(text):
             elif part.strip():
                 out.append(int(part))
     except ValueError:
-        raise UserError("seats must look like 1-6,8 (not %r)" % text)
+        raise argparse.ArgumentTypeError("seats must look like 1-6,8 (not %r)" % text)
     return out
 
 

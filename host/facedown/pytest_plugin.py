@@ -454,7 +454,8 @@ class _SessionShoe:
     def replay(self, scn):
         from .shoereplay import replay
 
-        return replay(self.connect(), scn)
+        client = self.connect()
+        return replay(client, scn, self.virtual)  # the virtual shoe: power cuts restart it
 
     def describe(self):
         if self.hardware:
