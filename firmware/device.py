@@ -195,7 +195,11 @@ class Device:
             button = seats[-1]
         self.mech.delivered = []  # every card is gathered for the shuffle: none waits outside
         self.recovery = None
-        rng = self.hal.rng(self.sim_seed)
+        try:
+            rng = self.hal.rng(self.sim_seed)
+        except Exception as e:  # a failing entropy source stops dealing, never degrades
+            raise CommandError(wire.FAULT, "the random source failed its health test: %s" % (
+                e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
         self.sim_order = None

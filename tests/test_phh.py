@@ -34,7 +34,9 @@ _RECORDS = {}
 # a fold with nothing to call (the shoe logs folds, never chips), and a card dealt again
 # after the shoe reshuffled the discards or the muck into the stub.
 ALLOWED_WARNINGS = ("There is no reason for this player to fold",
-                    "is not recommended to be dealt")
+                    "is not recommended to be dealt",
+                    # pokerkit's word for a draw reshuffle: the shoe deals discards again
+                    "Returning reserved (mucked, etc.) cards as dealable")
 
 
 def record_of(path):
