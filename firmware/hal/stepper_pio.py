@@ -23,8 +23,9 @@ try:
     from typing import TYPE_CHECKING  # type: ignore
 except ImportError:
     TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from rp2.asm_pio import *  # noqa: F401,F403  (the PIO instructions, for type checkers)
+if TYPE_CHECKING:  # the PIO assembler's names, for type checkers (asm_pio supplies them)
+    from rp2.asm_pio import block, jmp, label, mov, noblock, osr, out, pins, pull, push  # noqa
+    from rp2.asm_pio import set, x, x_dec, y, y_dec  # noqa
 
 STEP_HZ = 2000000   # state-machine clock: 0.5 us a cycle (125 MHz / 62.5)
 OVERHEAD = 4        # cycles of each half-period spent outside the delay loop
@@ -70,7 +71,7 @@ def rate_of(half):
     return STEP_HZ / (2 * half)
 
 
-def word(steps, half):
+def segment(steps, half):
     """The FIFO word for `steps` pulses of half-period `half` cycles."""
     if not (1 <= steps <= MAX_STEPS) or not (MIN_HALF <= half <= MAX_HALF):
         raise ValueError("segment out of range: %d steps, half %d" % (steps, half))
@@ -184,7 +185,7 @@ class Stepper:
                 end = self.clock.ticks_add(last[2], segment_us(last[0], last[1]))
                 if self.clock.ticks_diff(end, now) > 0:
                     t = end
-            sm.put(word(n, half))
+            sm.put(segment(n, half))
             self.queue.append([n, half, t])
             self.pushed += n
         return self.moving()
@@ -203,11 +204,16 @@ class Stepper:
 
     def halt(self):
         """Stop at once (a jam, the lid): the queue is dropped, STEP goes low. Returns the
-        steps made (estimated within the current segment)."""
+        steps made (exact to the last finished segment, interpolated within the current one)."""
+        sm = self.sm
+        sm.active(0)
+        while sm.rx_fifo():  # segments that finished since the last pump()
+            sm.get()
+            if self.queue:
+                self.done += self.queue.pop(0)[0]
         pos = self.position()
-        self.sm.active(0)
         self.restart()   # StateMachine.init(): FIFOs cleared, back to the pull, STEP low
-        self.sm.active(1)
+        sm.active(1)
         self.queue = []
         self.done = pos
         self.pushed = pos

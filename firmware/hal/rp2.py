@@ -1,0 +1,274 @@
+# The shoe on a Raspberry Pi Pico: the simulator's HAL interface (hal/sim.py) over `machine` and
+# `rp2`. Everything is wired from hardware/pinmap.json (deployed next to main.py as pinmap.json);
+# the logic lives in hal/rp2mech.py and hal/stepper_pio.py, which take these objects as
+# arguments, so the tests run it all on fakes.
+#
+#   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter
+#   flash     the journal's partition, rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN)
+#   clock     ticks_ms / ticks_us / ticks_diff / ticks_add / sleep_ms
+#   tick()    feeds the watchdog; called by every read of the USB port (the main loop polls it
+#             all the time) and by the mechanism's loops. The watchdog starts with open_port().
+#   entropy(n)  n random bytes from the ring oscillator (hal.rp2mech.Entropy)
+#   rng(seed)   a hand's random source: fresh entropy, or the given seed
+#   open_port() the protocol on USB CDC (sys.stdin/stdout), Ctrl-C disabled; the port's close()
+#               (maintenance: main.py hands the line to the REPL) restores Ctrl-C and stops the
+#               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
+#   log(msg)    kept in RAM (hal.logs): the USB line carries the protocol
+#
+# Flash layout (RPI_PICO, 2 MB; rp2.Flash offsets count from the start of MicroPython's storage
+# region, which begins after the firmware):
+#
+#     0x000000 - 0x09FFFF   640 KB   MicroPython firmware (code, frozen modules)
+#     0x0A0000 - 0x0CFFFF   192 KB   storage +0:      littlefs, the shoe's .py files and pinmap.json
+#     0x0D0000 - 0x1FFFFF  1216 KB   storage +192 KB: the journal, JOURNAL_BLOCKS (304) x 4 KB
+#
+# The stock RPI_PICO firmware's frozen _boot.py mounts littlefs over the whole 1408 KB storage
+# region (and reformats it all when that mount fails), so the journal can only own its 1216 KB
+# on a firmware built with a _boot.py that mounts rp2.Flash(start=0, len=FS_BYTES) instead. Rp2Hal
+# checks the mounted filesystem's size: if littlefs spans more than FS_BYTES, writing the
+# journal would destroy files, so the journal runs in RAM (2 blocks, lost at power-off), the
+# host is not offered the journal capability, and the log says why.
+import os
+import sys
+import time
+
+import machine
+import rp2
+
+try:
+    from typing import TYPE_CHECKING  # type: ignore
+except ImportError:  # MicroPython
+    TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any  # noqa: F401  (type comments)
+
+from hal.rp2mech import (Beam, Beams, Diverter, Entropy, Mechanism, Reader, Timing, UsbPort,
+                         MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
+                         WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
+from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
+from journal import BLOCK, JOURNAL_BLOCKS
+from shoe.rng import SeededRandom
+
+CAP_JOURNAL = 2            # wire.CAP_JOURNAL
+STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO
+FS_BYTES = 192 * 1024      # the filesystem's share of the storage region
+JOURNAL_START = FS_BYTES   # the journal right after it
+JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK
+LOG_LINES = 32
+
+__all__ = ["Rp2Hal", "MechanismFault", "JOURNAL_START", "JOURNAL_LEN"]
+
+
+class Clock:
+    """time's ticks API (the functions themselves: no Python call in between)."""
+
+    def __init__(self):
+        self.ticks_ms = time.ticks_ms
+        self.ticks_us = time.ticks_us
+        self.ticks_diff = time.ticks_diff
+        self.ticks_add = time.ticks_add
+        self.sleep_ms = time.sleep_ms
+
+
+def fs_bytes():
+    """Size of the filesystem mounted at / (littlefs: block size x block count)."""
+    st = os.statvfs("/")
+    return st[1] * st[2]
+
+
+def partition(fs_size):
+    """The journal's block device: (device, durable). rp2.Flash at JOURNAL_START when the
+    filesystem stays below it; otherwise a RAM stand-in (see the layout above)."""
+    if JOURNAL_START + JOURNAL_LEN > STORAGE_BYTES:
+        raise ValueError("the journal does not fit the storage region")
+    if fs_size <= JOURNAL_START:
+        return rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN), True
+    return _ram_journal(2), False
+
+
+def _ram_journal(blocks):
+    """A journal partition in RAM, a 4 KB block allocated when first written."""
+    from hal.flashdev import RamFlash
+
+    class SparseRam(RamFlash):
+        def __init__(self, n):
+            RamFlash.__init__(self, n, bytearray(0))
+            self.sectors = {}
+
+        def _get(self, start, n):
+            out = bytearray(n)
+            for i in range(n):
+                s = self.sectors.get((start + i) // BLOCK)
+                out[i] = 0xFF if s is None else s[(start + i) % BLOCK]
+            return out
+
+        def _put(self, start, data):
+            for i in range(len(data)):
+                k = (start + i) // BLOCK
+                s = self.sectors.get(k)
+                if s is None:
+                    s = self.sectors[k] = bytearray(b"\xff" * BLOCK)
+                s[(start + i) % BLOCK] = data[i]
+
+    return SparseRam(blocks)
+
+
+class Rp2Hal:
+    simulated = False
+
+    def __init__(self, pinmap="pinmap.json", clock=None, fs_size=None):
+        self.logs = []
+        self.deck = None          # the order in the magazine is not known (no shuffler yet)
+        self.clock = clock if clock is not None else Clock()
+        self._wire(pinmap)
+        # the pin map was read once; its loader and validator give their RAM back
+        self.pm = None  # type: Any
+        sys.modules.pop("hal.pins", None)
+        import hal
+
+        if hasattr(hal, "pins"):
+            delattr(hal, "pins")
+        import gc
+
+        gc.collect()
+        # the journal's partition
+        size = fs_size() if fs_size is not None else fs_bytes()
+        self.flash, durable = partition(size)
+        self.caps = CAP_JOURNAL if durable else 0
+        if not durable:
+            self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB: "
+                     "journal in RAM only (flash a firmware whose _boot.py mounts %d KB)"
+                     % (size // 1024, JOURNAL_START // 1024, FS_BYTES // 1024))
+        self.rosc = Entropy(_rosc_bit)
+        self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
+        self.wdt = None
+        self.hands = 0
+
+    def _wire(self, pinmap):
+        """Every pin, the state machine, the UART, the PWM and the ADC, from the pin map."""
+        from hal import pins as P
+
+        pm = P.load(pinmap, text=False)  # type: Any
+        self.pm = pm
+        t = Timing(pm)
+        self.timing = t
+        Pin = machine.Pin
+        self.debug = pm.asserted("maint_key", self._input("maint_key").value())
+        # the feed stepper: STEP from the PIO, DIR and EN plain outputs (driver off at first)
+        fs = pm.feed_stepper
+        en = Pin(pm.gpio(fs.enable), Pin.OUT, value=1 - pm.level(fs.enable))
+        dirp = Pin(pm.gpio(fs.dir), Pin.OUT, value=pm.level(fs.dir))
+        step = Pin(pm.gpio(fs.step), Pin.OUT, value=0)
+        sm = rp2.StateMachine(fs.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
+
+        def restart():
+            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
+
+        sm.active(1)
+        self.sm = sm
+        stepper = Stepper(sm, dirp, en, self.clock, t.cruise, t.accel, t.max_rate, restart,
+                          forward_level=pm.level(fs.dir), enable_level=pm.level(fs.enable))
+        # the reader on its UART; reads never wait (timeout=0): the mechanism polls
+        r = pm.reader
+        uart = machine.UART(r.uart, baudrate=r.baud, bits=r.bits, parity=None, stop=r.stop,
+                            tx=Pin(pm.gpio(r.tx)), rx=Pin(pm.gpio(r.rx)), timeout=0, rxbuf=256)
+        reader = Reader(uart, self.clock, t.timeout_ms, t.retries, t.min_confidence, t.max_len)
+        # the diverter servo, at reject from power-up: a card nobody read never reaches the table
+        dv = pm.diverter
+        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES]
+        pwm = machine.PWM(Pin(pm.gpio(dv.signal)), freq=dv.freq_hz,
+                          duty_ns=pulses[ROUTE_REJECT] * 1000)
+        diverter = Diverter(pwm, pulses, t.settle_ms, self.clock)
+        diverter.set(ROUTE_REJECT)
+        # beams, flags and the lid
+        beams = Beams(self._beam("double_beam", t.beam_us), self._beam("throat_beam", t.beam_us),
+                      self._beam("magazine_beam", t.beam_us), self._beam(fs.home, t.beam_us),
+                      self._beam("lid_open", t.lid_us))
+        ms = pm.motor_supply
+        adc = machine.ADC(pm.gpio(ms.sense))
+        k = 3.3 * (ms.divider_top_ohm + ms.divider_bottom_ohm) / ms.divider_bottom_ohm / 65535
+
+        def volts():
+            return adc.read_u16() * k
+
+        self.mech = Mechanism(stepper, beams, reader, diverter, self.clock, t, tick=self.tick,
+                              motor_volts=volts, min_volts=ms.min_v)
+        self.wdt_ms = pm.watchdog.timeout_ms
+
+    def _input(self, name):
+        s = self.pm.signal(name)
+        Pin = machine.Pin
+        if s.pull == "up":
+            return Pin(s.gpio, Pin.IN, Pin.PULL_UP)
+        if s.pull == "down":
+            return Pin(s.gpio, Pin.IN, Pin.PULL_DOWN)
+        return Pin(s.gpio, Pin.IN)
+
+    def _beam(self, name, hold_us):
+        return Beam(self._input(name), self.pm.level(name), hold_us, self.clock)
+
+    # ---------------------------------------------------------------- the HAL interface
+
+    def tick(self):
+        """Feed the watchdog (once it runs)."""
+        if self.wdt is not None:
+            self.wdt.feed()
+
+    def start_watchdog(self):
+        if self.wdt is None:
+            self.wdt = machine.WDT(timeout=self.wdt_ms)
+
+    def entropy(self, n):
+        return self.rosc.read(n)
+
+    def rng(self, seed):
+        self.hands += 1
+        if seed is None:
+            seed = "".join("%02x" % b for b in self.entropy(16))
+        return SeededRandom(seed)
+
+    def stop_watchdog(self):
+        """machine.WDT cannot be stopped: clear WATCHDOG_CTRL.ENABLE instead."""
+        if self.wdt is not None:
+            self.wdt.feed()
+            machine.mem32[WATCHDOG_CTRL_CLR] = WATCHDOG_ENABLE
+            self.wdt = None
+
+    def open_port(self, inp=None, out=None):
+        """The protocol on USB CDC. Ctrl-C no longer interrupts (a frame may hold 0x03) unless
+        the maintenance key was turned at power-up (a developer's REPL). Starts the watchdog.
+        The port's close() (maintenance: main.py hands the line to the REPL) undoes both."""
+        import select
+        import micropython
+
+        if not self.debug:
+            micropython.kbd_intr(-1)
+        if inp is None:
+            inp = sys.stdin.buffer
+        if out is None:
+            out = sys.stdout.buffer
+        poller = select.poll()
+        poller.register(sys.stdin if inp is sys.stdin.buffer else inp, select.POLLIN)
+        self.start_watchdog()
+
+        def release():
+            micropython.kbd_intr(3)
+            self.stop_watchdog()
+            try:
+                poller.unregister(sys.stdin if inp is sys.stdin.buffer else inp)
+            except (OSError, ValueError, KeyError):
+                pass
+
+        return UsbPort(inp, out, poller, self.tick, release)
+
+    def log(self, msg):
+        """Kept in RAM (USB carries the protocol); printed only in debug mode."""
+        self.logs.append(msg)
+        if len(self.logs) > LOG_LINES:
+            self.logs.pop(0)
+        if self.debug:
+            print(msg)
+
+
+def _rosc_bit():
+    return machine.mem32[ROSC_RANDOMBIT] & 1

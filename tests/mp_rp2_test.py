@@ -1,0 +1,693 @@
+# The rp2 HAL under the MicroPython unix port, on fakes of `machine` and `rp2` (tests/fakes):
+#   micropython -X heapsize=256K tests/mp_rp2_test.py   (run by tests/test_rp2.py)
+# Rp2Hal is built from hardware/pinmap.json exactly as on the Pico; a model of the card path
+# (World, below) reads the STEP pulses of the fake PIO state machine and the DIR/EN pins, moves
+# the cards, and drives the beams, the home flag, the lid, the magazine beam and the reader's
+# UART. Prints "OK" at the end; any failure raises.
+import sys
+
+if sys.implementation.name != "micropython" and __name__ == "mp_rp2_test" and \
+        "pytest" in sys.modules:
+    import pytest  # collected by pytest under CPython: not a pytest module, leave sys.path alone
+
+    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
+
+HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+ROOT = HERE + "/.."
+sys.path[:0] = [HERE + "/fakes", ROOT + "/firmware"]
+
+from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's peak)
+import machine  # noqa: E402  (the fake)
+import rp2  # noqa: E402
+from hal.rp2 import Rp2Hal, JOURNAL_START, JOURNAL_LEN  # noqa: E402
+from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT, Entropy,  # noqa: E402
+                         UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
+from hal import stepper_pio as SP  # noqa: E402
+from shoe import cards as C  # noqa: E402
+
+PINMAP = ROOT + "/hardware/pinmap.json"
+board = machine.board
+UP = C.UP
+
+
+def crc_ccitt(data):
+    """CRC-16/CCITT-FALSE, bit by bit (independent of the firmware's table)."""
+    c = 0xFFFF
+    for b in data:
+        c ^= b << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else c << 1
+            c &= 0xFFFF
+    return c
+
+
+class Card:
+    def __init__(self, code, up=False, unreadable=False, conf=97):
+        self.code = code
+        self.up = up
+        self.unreadable = unreadable
+        self.conf = conf
+
+    def __repr__(self):
+        return C.name(self.code) + ("^" if self.up else "")
+
+
+class World:
+    """The physical shoe: the card path of hardware/MECHANISM.md in mm from the gate."""
+
+    ARC_START = 60   # steps into a turn where the pick arc meets the bottom card
+    FLAG = 40        # the home flag is in its slot within this many steps of a turn's start
+
+    def __init__(self, t):
+        import json
+
+        with open(PINMAP) as f:
+            d = json.load(f)
+        gpio = {}
+        level = {}
+        for sig in d["signals"]:
+            gpio[sig["name"]] = sig["gpio"]
+            level[sig["name"]] = 1 if sig["active"] == "high" else 0
+        fs = d["feed_stepper"]
+        path = d["path"]
+        self.spm = t.spm
+        self.ratio = fs["pick_roller_diameter_mm"] / (
+            fs["pick_reduction"] * fs["roller_diameter_mm"])
+        self.spc = t.spc
+        self.take = path["takeaway_nip_mm"]
+        self.L = path["card_length_mm"]
+        self.D = path["double_beam_mm"]
+        self.T = path["throat_beam_mm"]
+        self.EX = path["exit_nip_mm"]
+        self.H = path["hold_mm"]
+        self.arc_end = self.ARC_START + int(self.take / self.ratio * self.spm) + 150
+        self.read_ms = d["reader"]["read_ms"]
+        self.uart = d["reader"]["uart"]
+        self.pulses = [d["diverter"]["pulse_us"][n] for n in ("output", "burn", "reject")]
+        del d
+        self.g_step = gpio["feed_step"]
+        self.g_dir = gpio["feed_dir"]
+        self.g_en = gpio["feed_en"]
+        self.g_div = gpio["diverter_pwm"]
+        self.fwd = level["feed_dir"]
+        self.en_level = level["feed_en"]
+        self.magazine = []     # next card to feed at the end
+        self.flight = []       # [card, lead mm, dragged by (index) or None, stuck]
+        self.motor = 0
+        self.lid = False
+        self.volts = 24.0
+        self.out = [[], [], []]
+        self.jam_at = None     # a card sticks when its lead reaches this (mm) ...
+        self.jam_times = 0     # ... this many times (a reverse frees it once)
+        self.misfeeds = 0      # the next picks slip
+        self.double = None     # the next pick drags the card above along, this far behind (mm)
+        self.reader_on = True
+        self.garble = 0        # the next reports have a bad CRC
+        self.requests = []
+        self.read_at = []      # where the cards' leads were at each read request
+        board.inputs[gpio["double_beam"]] = lambda: self.blocked(self.D)
+        board.inputs[gpio["throat_beam"]] = lambda: self.blocked(self.T)
+        board.inputs[gpio["magazine_beam"]] = lambda: 0 if len(self.magazine) >= 4 else 1
+        board.inputs[gpio["pick_home"]] = self.home
+        board.inputs[gpio["lid_open"]] = lambda: 1 if self.lid else 0
+        board.adc[gpio["vmotor_sense"]] = lambda: int(self.volts / 11 / 3.3 * 65535)
+        board.step_listeners.append(self.on_step)
+        board.uart_peers[self.uart] = self.reader_rx
+
+    # ---------------------------------------------------------------- sensors
+    def blocked(self, at):
+        for f in self.flight:
+            if f[1] >= at and f[1] - self.L < at:
+                return 1
+        return 0
+
+    def home(self):
+        t = self.motor % self.spc
+        return 1 if t <= self.FLAG or t >= self.spc - self.FLAG else 0
+
+    def route(self):
+        pwm = board.pwms.get(self.g_div)
+        ns = pwm.duty_ns() if pwm is not None else 0
+        best = 0
+        for r in range(3):
+            if abs(self.pulses[r] * 1000 - ns) < abs(self.pulses[best] * 1000 - ns):
+                best = r
+        return best
+
+    # ---------------------------------------------------------------- motion
+    def on_step(self, sm, gpio):
+        if gpio != self.g_step:
+            return
+        if board.outputs.get(self.g_en) != self.en_level or self.lid:
+            return  # the driver is off (EN, or the lid through U4)
+        d = 1 if board.outputs.get(self.g_dir) == self.fwd else -1
+        self.motor += d
+        turn = self.motor % self.spc
+        if d > 0 and turn == self.ARC_START and self.magazine:
+            if self.misfeeds:
+                self.misfeeds -= 1
+            else:
+                card = self.magazine.pop()
+                self.flight.append([card, 0.0, None, False])
+                if self.double is not None and self.magazine:
+                    self.flight.append([self.magazine.pop(), -self.double, card, False])
+                    self.double = None
+        mm = 1 / self.spm
+        moved = {}
+        for f in list(self.flight):
+            card, lead, drag, stuck = f
+            if drag is not None and drag in moved:
+                delta = moved[drag]
+            elif lead >= self.take or lead - self.L >= self.take:  # a nip holds it
+                delta = d * mm
+            elif self.ARC_START <= turn <= self.arc_end:  # the pick arc pushes it
+                delta = d * mm * self.ratio
+            elif d < 0 and lead < 2 and drag is None:  # the arc, going back, took it home
+                delta = -lead - 1
+            else:
+                delta = 0
+            if stuck:
+                if d < 0:
+                    f[3] = False  # backing off frees it
+                    self.jam_times -= 1
+                else:
+                    delta = 0
+            elif d > 0 and self.jam_at is not None and self.jam_times > 0 and \
+                    lead < self.jam_at <= lead + delta:
+                f[3] = True
+                delta = self.jam_at - lead
+            f[1] = lead + delta
+            moved[card] = delta
+            if f[1] - self.L > self.EX:  # the tail left the exit nip: out to the vane
+                self.flight.remove(f)
+                self.out[self.route()].append(card)
+                for g in self.flight:
+                    if g[2] is card:
+                        g[2] = None
+            elif f[1] < 0 and f[2] is None and d < 0:  # backed into the magazine again
+                self.flight.remove(f)
+                self.magazine.append(card)
+
+    # ---------------------------------------------------------------- the reader
+    def reader_rx(self, data):
+        for line in bytes(data).split(b"\n"):
+            if not line:
+                continue
+            self.requests.append(line)
+            assert line[:1] == b"$" and line[-5:-4] == b"*", line
+            body = line[1:-5]
+            assert int(line[-4:], 16) == crc_ccitt(body), "bad CRC from the shoe: %r" % line
+            if not self.reader_on:
+                continue
+            f = body.decode().split(",")
+            if f[0] == "RD":
+                self.read_at.append([g[1] for g in self.flight])
+                self.answer(self.read_ms * 1000, "CD,%s,%s" % (f[1], self.look()))
+            elif f[0] == "ST":
+                self.answer(2000, "ST,READY")
+
+    def look(self):
+        best = None
+        for f in self.flight:
+            d = abs(f[1] - self.H)
+            if d <= 5 and (best is None or d < abs(best[1] - self.H)):
+                best = f
+        if best is None:
+            return "??,0,0"
+        c = best[0]
+        if c.unreadable:
+            return "??,0,0"
+        return "%s,%d,%d" % (C.name(c.code), 1 if c.up else 0, c.conf)
+
+    def answer(self, delay_us, body):
+        b = body.encode()
+        crc = crc_ccitt(b)
+        if self.garble:
+            self.garble -= 1
+            crc ^= 0x0101
+        msg = b"$" + b + b"*" + (b"%04X" % crc) + b"\n"
+        uart = board.uarts[self.uart]
+        board.later(delay_us + len(msg) * 87, lambda: uart.receive(msg))
+
+
+# -------------------------------------------------------------------- set-up
+
+def cards(*names):
+    return [Card(C.parse(n)) for n in names]
+
+
+PINS = [_pins]  # hal.pins, compiled once and lent to every Rp2Hal of this run (a 256 KB heap)
+del _pins
+
+
+def fresh(fs=192 * 1024):
+    board.reset()
+    board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
+    if PINS:
+        sys.modules["hal.pins"] = PINS[0]
+    hal = Rp2Hal(PINMAP, clock=machine.Clock(), fs_size=lambda: fs)
+    assert "hal.pins" not in sys.modules, "the HAL keeps the pin map's loader"
+    world = World(hal.timing)
+    return world, hal
+
+
+def expect_fault(kind, fn, *args):
+    try:
+        fn(*args)
+    except MechanismFault as e:
+        assert e.kind == kind, "expected %s, got %s" % (kind, e)
+        return e
+    raise AssertionError("no %s fault" % kind)
+
+
+def load(world, hal, names, stub=True):
+    world.magazine = cards(*names)
+    if stub:
+        hal.mech.load([c.code for c in world.magazine])
+
+
+def check_idle_state(world, hal):
+    """After a feed: pick roller home, the driver off, the step program idle."""
+    assert world.home(), "the pick roller is not home (motor %d)" % world.motor
+    assert board.outputs[world.g_en] != world.en_level, "the driver is still enabled"
+    assert not hal.mech.st.moving()
+
+
+# -------------------------------------------------------------------- tests
+
+def case_wiring():
+    world, hal = fresh()
+    assert hal.simulated is False and hal.deck is None
+    assert hal.caps == 2
+    assert hal.device_id.startswith("pico-")
+    sm = hal.sm
+    assert sm.program is SP.step_pulses and sm.freq == SP.STEP_HZ
+    assert sm.set_base == world.g_step
+    assert world.route() == ROUTE_REJECT, "the diverter powers up at reject"
+    assert board.outputs[world.g_en] != world.en_level, "the driver powers up off"
+    uart = board.uarts[0]
+    assert uart.baudrate == 115200 and uart.tx.id == 0 and uart.rx.id == 1
+    # the journal's partition: after the 192 KB filesystem, to the end of the storage region
+    assert hal.flash.start == 192 * 1024 == JOURNAL_START
+    assert hal.flash.len == 304 * 4096 == JOURNAL_LEN
+    assert JOURNAL_START + JOURNAL_LEN == rp2.STORAGE_BYTES
+    assert hal.flash.ioctl(4, 0) == 304 and hal.flash.ioctl(5, 0) == 4096
+
+
+def case_filesystem_over_the_journal():
+    """A filesystem over the partition (the stock _boot.py): no durable journal, said so."""
+    world, h2 = fresh(1408 * 1024)
+    assert h2.caps == 0 and h2.flash.ioctl(4, 0) == 2
+    assert "journal in RAM" in h2.logs[-1]
+
+
+def case_frames():
+    f = frame("RD,07")
+    assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
+    assert crc_ccitt(b"123456789") == 0x29B1  # the CRC-16/CCITT-FALSE check value
+    line = b"$CD,07,Td,0,97*%04X" % crc_ccitt(b"CD,07,Td,0,97")
+    assert parse_frame(line) == ["CD", "07", "Td", "0", "97"]
+    assert parse_frame(line[:-1] + b"0" if line[-1:] != b"0" else line[:-1] + b"1") is None
+    assert parse_frame(b"CD,07*0000") is None
+    assert parse_frame(b"$" + b"x" * 60 + b"*0000") is None
+
+
+def case_normal_feed():
+    world, hal = fresh()
+    mech = hal.mech
+    load(world, hal, ["2c", "3d", "4h", "5s", "6c", "7d"])
+    committed = []
+    mech.before = lambda route: committed.append((route, len(world.flight), world.motor))
+    got = mech.feed(ROUTE_OUT)
+    assert got == [C.parse("7d")], got
+    assert [c.code for c in world.out[ROUTE_OUT]] == [C.parse("7d")]
+    assert committed == [(ROUTE_OUT, 0, 0)], "before() must run before any card moves"
+    check_idle_state(world, hal)
+    assert world.motor == world.spc, "one card, one pick-roller turn (%d)" % world.motor
+    # the hold position: T + hold_after_throat steps, the card's lead at hold_mm
+    # read at the hold position: a fixed count after the throat beam, the lead at hold_mm
+    assert len(world.read_at) == 1 and abs(world.read_at[0][0] - world.H) < 1, world.read_at
+    got = mech.feed(ROUTE_BURN)
+    assert got == [C.parse("6c")] and [c.code for c in world.out[ROUTE_BURN]] == [C.parse("6c")]
+    assert mech.feeds == 2 and mech.retries == 0
+    h = mech.last
+    assert not h.double and not h.short and h.spells == 1
+    # D measured the card: one card length in steps at cruise (2264), within 2 %
+    assert abs(h.lengths[0] - hal.timing.card_steps) < hal.timing.card_steps // 50, h.lengths
+    assert mech.expect == set(C.parse(n) for n in ("2c", "3d", "4h", "5s"))
+    # step rate: never above max_steps_per_s, cruise as the pin map says
+    halves = hal.sm.halves
+    assert min(halves) >= SP.half_for(hal.timing.max_rate)
+    assert SP.half_for(hal.timing.cruise) in halves
+    assert SP.rate_of(SP.half_for(hal.timing.cruise)) == hal.timing.cruise
+
+
+def case_engine_deal_and_jam_exhausted():
+    """Through the engine: a deal card by card; a jam that stays exhausts the retries, the
+    engine's state is what it was, and after the operator clears it the same deal goes on."""
+    import gc
+
+    world, hal = fresh()
+    del PINS[:]   # the pin map's loader goes: the engine is the biggest import
+    gc.collect()
+    from shoe.hand import Hand  # after the HAL (which gave the pin map's loader back)
+    from shoe.rng import SeededRandom
+
+    mech = hal.mech
+    deck = list(range(52))
+    hand = Hand("holdem", [1, 2, 3], 3, "tda2024", {}, SeededRandom(1), mech, deck)
+    world.magazine = [Card(c) for c in hand.z.stub]  # the physical magazine in the stub's order
+    hand.deal(2)
+    assert [c.code for c in world.out[ROUTE_OUT]] == [deck[0], deck[1]]
+    before = (list(hand.z.stub), bytes(hand.z.where), hand.initial_done)
+    world.jam_at = 95.0  # sticks before the throat, every time
+    world.jam_times = 99
+    e = expect_fault("jam", hand.deal, 1)
+    assert "throat" in e.message and mech.retries == hal.timing.jam_retries + 1, e
+    assert (list(hand.z.stub), bytes(hand.z.where), hand.initial_done) == before, \
+        "the engine's state changed"
+    assert board.outputs[world.g_en] != world.en_level, "the motor is off after the fault"
+    assert world.route() == ROUTE_REJECT
+    # the shoe refuses while the card is in the path
+    e = expect_fault("jam", mech.feed, ROUTE_OUT)
+    assert "in the path" in e.message
+    # the operator: lid open, card back under the stack, lid closed
+    world.lid = True
+    expect_fault("lid_open", hand.deal)
+    card = world.flight.pop()[0]
+    world.magazine.append(card)
+    world.jam_at = None
+    world.lid = False
+    hand.deal()  # the interrupted deal(1) finishes: the same feed, retried
+    assert [c.code for c in world.out[ROUTE_OUT]] == deck[:3]
+    assert hand.initial_done == 3 and hand.z.where[deck[2]] != before[1][deck[2]]
+    hand.deal()
+    assert [c.code for c in world.out[ROUTE_OUT]] == deck[:6]
+    assert hand.initial_complete()
+    check_idle_state(world, hal)
+
+
+def case_jam_retried_then_succeeds():
+    world, hal = fresh()
+    mech = hal.mech
+    load(world, hal, ["2c", "3d", "4h", "5s", "9h"])
+    world.jam_at = 90.0
+    world.jam_times = 1  # the first reverse frees it
+    got = mech.feed(ROUTE_OUT)
+    assert got == [C.parse("9h")], got
+    assert mech.retries == 1 and mech.notes[-1][0] == "jam", mech.notes
+    assert not mech.last.double, mech.last.lengths
+    check_idle_state(world, hal)
+    # a jam in the throat during the eject: reversed, retried
+    world.jam_at = 160.0
+    world.jam_times = 1
+    got = mech.feed(ROUTE_OUT)
+    assert got == [C.parse("5s")] and mech.retries == 1, (got, mech.notes)
+    assert [c.code for c in world.out[ROUTE_OUT]] == [C.parse("9h"), C.parse("5s")]
+    check_idle_state(world, hal)
+    # a misfeed (the pick slips): back home, picked again
+    world.misfeeds = 1
+    assert mech.feed(ROUTE_OUT) == [C.parse("4h")] and mech.retries == 1
+    check_idle_state(world, hal)
+
+
+def case_double_feed():
+    world, hal = fresh()
+    mech = hal.mech
+    load(world, hal, ["2c", "3d", "4h", "5s", "8c", "Ks"])
+    world.double = 20.0  # the card above comes along, 20 mm behind
+    got = mech.feed(ROUTE_OUT)
+    assert got == [C.parse("Ks"), C.parse("8c")], got
+    assert mech.last.double and mech.last.lengths[0] > hal.timing.double_steps, mech.last.lengths
+    assert [c.code for c in world.out[ROUTE_REJECT]] == [C.parse("Ks"), C.parse("8c")]
+    assert mech.last_route == ROUTE_REJECT
+    check_idle_state(world, hal)
+    # the next card is a single one again, to the output
+    assert mech.feed(ROUTE_OUT) == [C.parse("5s")]
+    assert not mech.last.double
+    assert [c.code for c in world.out[ROUTE_OUT]] == [C.parse("5s")]
+    # two cards with a gap between them (two spells at D): both read, both rejected
+    world.magazine[:0] = cards("9c", "9d", "9h")
+    world.double = 100.0
+    assert mech.feed(ROUTE_OUT) == [C.parse("4h"), C.parse("3d")]
+    assert mech.last.spells == 2 and mech.last.double
+    assert [c.code for c in world.out[ROUTE_REJECT]][-2:] == [C.parse("4h"), C.parse("3d")]
+    check_idle_state(world, hal)
+    assert mech.feed(ROUTE_OUT) == [C.parse("2c")]
+
+
+def case_face_up_unreadable_foreign():
+    world, hal = fresh()
+    mech = hal.mech
+    load(world, hal, ["Ac", "Ad", "2c", "3d", "4h", "5s", "6h", "7h"])
+    world.magazine[-1].up = True
+    got = mech.feed(ROUTE_OUT)
+    assert got == [C.parse("7h") | UP], got
+    assert [c.code for c in world.out[ROUTE_REJECT]] == [C.parse("7h")]
+    assert mech.rejected[-1] == ("face_up", C.parse("7h"))
+    # unreadable (the reader says ??): reject, nothing reported
+    world.magazine[-1].unreadable = True
+    assert mech.feed(ROUTE_OUT) == []
+    assert [c.code for c in world.out[ROUTE_REJECT]][-1] == C.parse("6h")
+    assert mech.rejected[-1] == ("unreadable", None)
+    # low confidence counts as unreadable
+    world.magazine[-1].conf = 50
+    assert mech.feed(ROUTE_OUT) == []
+    # a bad CRC is dropped and the request repeated
+    world.garble = 1
+    n = len(world.requests)
+    assert mech.feed(ROUTE_OUT) == [C.parse("4h")]
+    assert len(world.requests) == n + 2 and hal.mech.reader.frames_bad == 1
+    assert [c.code for c in world.out[ROUTE_OUT]] == [C.parse("4h")]
+    # a card that is not in the stub: reject, reported as read (the engine's procedure)
+    world.magazine.append(Card(C.JOKER))
+    assert mech.feed(ROUTE_OUT) == [C.JOKER]
+    assert world.out[ROUTE_REJECT][-1].code == C.JOKER
+    check_idle_state(world, hal)
+
+
+def case_empty_lid_reader():
+    world, hal = fresh()
+    mech = hal.mech
+    load(world, hal, ["2c", "3d", "4h", "5s", "6s"])
+    # lid open: before anything moves
+    world.lid = True
+    moved = world.motor
+    expect_fault("lid_open", mech.feed, ROUTE_OUT)
+    assert world.motor == moved and not world.flight
+    world.lid = False
+    assert mech.feed(ROUTE_OUT) == [C.parse("6s")]
+    # lid opened mid-card: stop; the card goes back under the stack and is fed again
+    board.later(300000, lambda: setattr(world, "lid", True))
+    e = expect_fault("lid_open", mech.feed, ROUTE_OUT)
+    assert "moving" in e.message and mech.st.moving() is False
+    assert world.flight, "the card stopped in the path"
+    card = world.flight.pop()[0]
+    world.magazine.append(card)
+    world.lid = False
+    assert mech.feed(ROUTE_OUT) == [card.code]
+    check_idle_state(world, hal)
+    # the reader stops answering: no card moves
+    world.reader_on = False
+    mech.reader.alive = False
+    motor = world.motor
+    expect_fault("reader_silent", mech.feed, ROUTE_OUT)
+    assert world.motor == motor and not world.flight
+    world.reader_on = True
+    # it dies while a card waits at the reader: the card stays there, read by the next feed
+    board.later(200000, lambda: setattr(world, "reader_on", False))
+    e = expect_fault("reader_silent", mech.feed, ROUTE_OUT)
+    assert len(world.flight) == 1 and abs(world.flight[0][1] - world.H) < 3, world.flight
+    assert "waits at the reader" in e.message
+    world.reader_on = True
+    assert mech.feed(ROUTE_OUT) == [C.parse("4h")]
+    assert [c.code for c in world.out[ROUTE_OUT]] == [C.parse(n) for n in ("6s", "5s", "4h")]
+    check_idle_state(world, hal)
+    # empty magazine with a stub still expected: refused before a card moves
+    world.magazine = []
+    hal.mech.load([C.parse(n) for n in ("2c", "9d", "Tc", "Jc", "Qc")])
+    motor = world.motor
+    expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert world.motor == motor
+    # the last card or two (the beam reads clear): tried; nothing comes -> empty, roller home
+    hal.mech.load([C.parse("2c")])
+    e = expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert world.home() and not world.flight, e
+    world.magazine = cards("2c")
+    assert mech.feed(ROUTE_OUT) == [C.parse("2c")]
+    # motor supply missing
+    world.volts = 12.0
+    expect_fault("motor_power", mech.feed, ROUTE_OUT)
+
+
+def case_watchdog():
+    world, hal = fresh()
+    sent = []
+
+    class Out:
+        def write(self, b):
+            sent.append(bytes(b))
+            return len(b)
+
+    class In:
+        def __init__(self):
+            self.data = bytearray(b"\x7e\x03hello")
+
+        def read(self, n):
+            d = bytes(self.data[:n])
+            self.data = self.data[n:]
+            return d
+
+    inp = In()
+
+    class Poll:
+        def poll(self, t):
+            return [1] if inp.data else []
+
+    port = UsbPort(inp, Out(), Poll(), hal.tick)
+    hal.start_watchdog()
+    assert board.wdt.timeout == 2000
+    buf = bytearray(4)
+    assert port.read_into(buf) == 4 and buf == bytearray(b"\x7e\x03he")
+    assert port.read_into(buf) == 3 and port.read_into(buf) == 0
+    port.write(b"\x7eabc")
+    assert sent == [b"\x7eabc"]
+    feeds = board.wdt_feeds
+    assert feeds >= 3
+    # the mechanism feeds it all through a card (well inside the 2 s timeout)
+    load(world, hal, ["2c", "3d", "4h", "5s", "6c"])
+    board.wdt_max_gap_ms = 0
+    hal.mech.feed(ROUTE_OUT)
+    assert board.wdt_feeds > feeds + 100 and board.wdt_max_gap_ms < 50, board.wdt_max_gap_ms
+    assert not board.wdt_expired
+    # a loop that stops feeding it resets the Pico
+    board.advance_us(2100000)
+    assert board.wdt_expired
+    # open_port on the unix port's stdin (kbd_intr exists there too); maintenance: close()
+    # gives the REPL Ctrl-C back and stops the watchdog, which machine.WDT cannot
+    world = hal = None
+    world, h2 = fresh(0)
+    p = h2.open_port()
+    assert board.wdt is not None and board.wdt_enabled and isinstance(p, UsbPort)
+    p.read_into(bytearray(8))
+    p.close()
+    assert not board.wdt_enabled and h2.wdt is None
+    assert board.mem[0x4005B000] == 1 << 30
+    board.advance_us(10 * 1000000)  # the REPL copies files for a while: no reset
+    assert not board.wdt_expired
+    h2.tick()  # a feed after the stop does nothing
+
+
+def case_entropy():
+    # a biased, independent source (P(1) = 0.8): von Neumann output is unbiased
+    state = [12345]
+
+    def biased():
+        state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
+        return 0xFFFFFFFE | (1 if (state[0] >> 16) % 10 < 8 else 0)  # bit 0 only matters
+
+    raw = sum(biased() & 1 for _ in range(4000))
+    assert 3000 < raw < 3400, raw
+    e = Entropy(biased)
+    out = e.debiased(500)
+    ones = sum(bin(b).count("1") for b in out)
+    assert 1900 < ones < 2100, ones  # 4000 bits: 0.5 +- 2.5 %
+    # through machine.mem32 at the ROSC RANDOMBIT address, as on the Pico
+    board.mem[ROSC_RANDOMBIT] = biased
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = biased
+    a = hal.entropy(40)
+    b = hal.entropy(40)
+    assert len(a) == 40 and a != b
+    ones = sum(bin(x).count("1") for x in a + b)
+    assert 250 < ones < 390, ones
+    r1 = hal.rng(None)
+    r2 = hal.rng(None)
+    assert [r1.below(52) for _ in range(8)] != [r2.below(52) for _ in range(8)]
+    # a stuck source is refused, not looped on
+    board.mem[ROSC_RANDOMBIT] = 1
+    try:
+        hal.entropy(8)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("a stuck source gave entropy")
+
+
+def case_journal_on_flash():
+    from journal import Journal
+
+    world, hal = fresh()
+    rp2.chip.sectors.clear()
+    j = Journal(hal.flash)
+    assert j.nblocks == 304 and j.hand_no == 0
+    j.set_config('{"game":"holdem"}')
+    j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
+    entries = bytes([1, 2, 3, 4, 5, 6, 7, 8])
+    j.commit(entries, bytes([0, 1, 5, 9]), feeding=0)
+    j.commit(bytes([9, 10, 11, 12]), b"")
+    j.close_hand()
+    j.begin_hand(2, '{"game":"holdem","seats":[1,2]}')
+    j.commit(bytes([13, 14, 15, 16]), b"", feeding=1)
+    # the power goes; at the next boot the journal reads it all back from the flash
+    j2 = Journal(rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN))
+    assert j2.config == '{"game":"holdem"}', j2.config
+    assert j2.hand_no == 2 and j2.hand is not None and j2.hand.number == 2
+    assert bytes(j2.hand.entries) == bytes([13, 14, 15, 16]) and j2.hand.feeding == 1
+    assert j2.last is not None and bytes(j2.last.entries) == entries + bytes([9, 10, 11, 12])
+    assert not j2.problems, j2.problems
+    assert not j2.verify(), j2.verify()
+    # it stayed in its partition: nothing below the filesystem's end was touched
+    assert min(rp2.chip.sectors) >= JOURNAL_START // 4096, sorted(rp2.chip.sectors)[:3]
+    assert rp2.chip.erases >= 1
+
+
+def case_power_cut_inspect():
+    world, hal = fresh()
+    mech = hal.mech
+    assert mech.inspect() is None  # path clear: cannot tell whether a card left
+    world.flight.append([Card(C.parse("Ah")), 150.0, None, False])
+    assert mech.inspect() == []    # a card in the path: nothing was delivered
+    # a card the operator found at the output is placed first, nothing moves
+    world.flight = []
+    mech.deliver([C.parse("Ah")], [C.parse("Ah"), C.parse("2c")])
+    motor = world.motor
+    assert mech.feed(ROUTE_OUT) == [C.parse("Ah")] and world.motor == motor
+
+
+TESTS = [case_wiring, case_filesystem_over_the_journal, case_frames, case_normal_feed,
+         case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
+         case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_entropy,
+         case_journal_on_flash, case_power_cut_inspect]
+HEAP = "256K"
+
+
+def main():
+    """With test names: run those here. Without: each test in its own interpreter with a
+    256 KB heap (the firmware, the fakes and the engine do not fit one 64-bit heap together,
+    and MicroPython never gives interned strings back)."""
+    import gc
+    import os
+
+    names = sys.argv[1:]
+    if not names:
+        failed = []
+        for t in TESTS:
+            rc = os.system('"%s" -X heapsize=%s "%s" %s' % (sys.executable, HEAP, __file__,
+                                                           t.__name__))
+            if rc != 0:
+                failed.append(t.__name__)
+        if failed:
+            raise SystemExit("FAILED: " + " ".join(failed))
+        print("OK")
+        return
+    for t in TESTS:
+        if t.__name__ in names:
+            gc.collect()
+            t()
+            print("passed", t.__name__)
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()

