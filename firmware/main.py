@@ -41,4 +41,13 @@ def device_version():
     return FIRMWARE_VERSION
 
 
-main()
+try:
+    main()
+except Exception as e:  # then the REPL: the line is the REPL's, as after maintenance
+    sys.print_exception(e, sys.stderr)  # a Pico's stderr is USB; the virtual shoe's, its log
+except BaseException as e:
+    if type(e).__name__ == "PowerCut":  # the simulator's power cut: the process dies now
+        from hal.sim import power_off   # (-i would hand the line to the REPL instead)
+
+        power_off(e)
+    raise

@@ -5,6 +5,7 @@
 import json
 import os
 import select
+import sys
 import time
 
 from shoe.rng import SeededRandom
@@ -102,6 +103,15 @@ class PtyPort:
         self.f.close()
 
 
+def power_off(exc=None):
+    """A simulated power cut: the process ends at once, as a shoe's CPU stops (SIGKILL from a
+    child shell: the unix port has no os._exit, and under -i an exception would leave the
+    process in the REPL)."""
+    if exc is not None:
+        sys.print_exception(exc, sys.stderr)  # the log: where the power went
+    os.system("kill -9 $PPID")
+
+
 def _options(text):
     out = {}
     for part in (text or "").split(","):
@@ -120,6 +130,7 @@ class SimHal:
         self.mech.feed_ms = int(opts.get("feed_ms", "0"))
         self.seed = opts.get("seed")
         self.hands = 0
+        self.drbg = None
         self.deck = None
         if opts.get("deck"):
             from shoe.cards import parse
@@ -145,13 +156,22 @@ class SimHal:
             self.mech.world = "world.txt"  # the physical output tray, outside the shoe's flash
 
     def rng(self, seed):
-        """The random source for a hand: the host's seed, the simulator's (seed/k for hand k),
-        or fresh entropy."""
+        """The random source for a hand: the host's seed or the simulator's (seed/k for hand
+        k), both replayable; otherwise the shoe's HMAC-DRBG, fed by the host's entropy through
+        the continuous health tests (as the Pico's is by its ring oscillator)."""
         self.hands += 1
-        if seed is None:
-            seed = "%s/%d" % (self.seed, self.hands) if self.seed is not None else \
-                int.from_bytes(os.urandom(8), "big")
-        return SeededRandom(seed)
+        if seed is None and self.seed is not None:
+            seed = "%s/%d" % (self.seed, self.hands)
+        if seed is not None:
+            return SeededRandom(seed)
+        if self.drbg is None:
+            from shoe.drbg import HmacDrbg
+            from shoe.health import CheckedSource
+
+            self.drbg = HmacDrbg(CheckedSource(os.urandom),
+                                 personalization=self.device_id.encode())
+        self.drbg.cycle((time.ticks_us() & 0xFFFFFFFF).to_bytes(4, "little"))  # move on
+        return self.drbg
 
     def open_port(self):
         if not self.port_path:

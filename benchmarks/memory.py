@@ -1,0 +1,407 @@
+"""Memory benchmark: what the deployable firmware takes of a Pico's flash and RAM.
+
+* Flash: the image `facedown deploy` installs on a shoe (every module compiled with
+  `mpy-cross -march=armv6m`, main.py as source, pinmap.json), per file and in total, against the
+  192 KB filesystem partition (the journal has the rest, see firmware/hal/rp2.py).
+* RAM: the firmware as deployed (.mpy bytecode) booted under the MicroPython unix port with
+  `-X heapsize=192K` and `256K`: the heap after boot (modules, Device, Link) and its peak while
+  three 10-seat hold'em hands are dealt to the river through Link.command / Device.run with
+  encoded protocol commands (identify, config, hand, deal, 40 actions, streets, status, end,
+  history), the events sent and acknowledged as a host would; the smallest heap the session
+  runs in; against the Pico's budget (~190 KB of GC heap with MicroPython 1.2x on an RP2040).
+* The unix port is a 64-bit build: every pointer, object header and list/tuple/dict slot takes
+  8 bytes instead of 4 and a GC block 32 bytes instead of 16; byte data (bytearray, bytes,
+  bytecode) does not grow. The ratio is measured on known structures (gc.mem_alloc) and on the
+  loaded modules (heap taken by imports vs the .mpy bytes they hold), and the Pico's figures are
+  estimated with it.
+
+    .venv/bin/python benchmarks/memory.py [--json]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "host"))
+
+from facedown.build import build_image  # noqa: E402
+from facedown.virtualshoe import find_micropython  # noqa: E402
+
+PICO_HEAP = 190 * 1024   # GC heap of MicroPython 1.2x on a Pico (gc.mem_free() at boot, ~192 KB)
+FS_BYTES = 192 * 1024    # the filesystem partition the image lives in
+HEAPS = ("192K", "256K")
+DATA = ("flash.bin", "device_id", "world.txt", "shoe.log")
+
+# Runs under MicroPython in the host image's folder (the firmware as a virtual shoe holds it).
+MP_SCRIPT = r'''
+import gc
+import sys
+gc.collect()
+H0 = gc.mem_alloc()
+TOTAL = gc.mem_alloc() + gc.mem_free()
+OUT = {"heap_total": TOTAL}
+QUICK = len(sys.argv) > 1 and sys.argv[1] == "quick"
+
+
+def live():
+    gc.collect()
+    return gc.mem_alloc() - H0
+
+
+def structures():
+    """Known structures: bytes on this (64-bit) heap, and on a 32-bit one from MicroPython's
+    object layouts (a word is 4 bytes there, a GC block 16; here 8 and 32)."""
+    def size(make):
+        gc.collect()
+        a = gc.mem_alloc()
+        obj = make()
+        gc.collect()
+        b = gc.mem_alloc()
+        return obj, b - a
+
+    def blocks(n, block):
+        return (n + block - 1) // block * block
+
+    def model(word, block, kind, n):
+        if kind == "list":      # list object (4 words) + n item slots
+            return blocks(4 * word, block) + blocks(n * word, block)
+        if kind == "tuples":    # tuple of n tuples of 3 small ints: (2 + len) words each
+            return blocks((2 + n) * word, block) + n * blocks(5 * word, block)
+        if kind == "bytearray":  # array object (4 words) + n bytes
+            return blocks(4 * word, block) + blocks(n, block)
+        if kind == "objects":   # n instances of a class with 4 attributes: object (3 words) +
+            #                     a 4-slot member table (2 words a slot)
+            return blocks(3 * word, block) * n + blocks(8 * word, block) * n + \
+                blocks(n * word, block) + blocks(4 * word, block)
+        return 0
+
+    def fill(items, cls):
+        for i in range(len(items)):
+            items[i] = cls(i)
+        return items
+
+    class Four:
+        def __init__(self, i):
+            self.a = i
+            self.b = i
+            self.c = i
+            self.d = i
+
+    rows = []
+    for kind, n, make in (
+            ("list", 1000, lambda: [0] * 1000),
+            ("tuples", 100, lambda: tuple([(i, i, i) for i in range(100)])),
+            ("bytearray", 4096, lambda: bytearray(4096)),
+            ("objects", 100, lambda: fill([None] * 100, Four))):
+        obj, got = size(make)
+        rows.append([kind, n, got, model(8, 32, kind, n), model(4, 16, kind, n)])
+        del obj
+    return rows
+
+
+try:
+    import wire
+    import device
+    import link
+    from hal.sim import SimHal
+    OUT["imports"] = live()
+    OUT["modules"] = [m for m in sys.modules]
+
+    class Port:
+        """The host's end: counts what the shoe sends, keeps the last reply's status."""
+        def __init__(self):
+            self.sent = 0
+            self.status = 0
+
+        def read_into(self, buf):
+            return 0
+
+        def write(self, data):
+            self.sent += len(data)
+            if data[2] == wire.REPLY:
+                self.status = data[5]
+                self.message = bytes(data[7:7 + data[6]]) if self.status else b""
+
+    hal = SimHal()
+    dev = device.Device(hal)
+    port = Port()
+    lk = link.Link(port, dev, hal.clock, hal.caps)
+    PEAK = [0]
+
+    def idle():  # a card is moving: the link's work, and a sample of the live heap
+        lk.idle()
+        if not QUICK:
+            PEAK[0] = max(PEAK[0], live())
+
+    hal.mech.idle = idle
+    OUT["boot"] = live()
+    SEQ = [0]
+    ERR = []
+
+    def cmd(name, *args):
+        SEQ[0] = SEQ[0] % 0xFFFF + 1
+        lk.command(SEQ[0], wire.encode_command(name, args))
+        if port.status and len(ERR) < 5:
+            ERR.append("%s: %s" % (name, port.message.decode()))
+        while lk.send_events(now=True):
+            pass
+        lk.acked(dev.event_next - 1)  # the host's ACK
+        if not QUICK:
+            PEAK[0] = max(PEAK[0], live())
+
+    seats = list(range(1, 11))
+    mask = 0
+    for s in seats:
+        mask |= 1 << s
+    cmd("identify", 0)
+    cmd("ping", 0)
+    cmd("resume", 0xFFFFFFFF)
+    cmd("config", "holdem", mask, 10, "tda2024", "")
+    hands = []
+    for k in range(3):
+        PEAK[0] = 0
+        cmd("hand", 0)
+        cmd("deal", 0)
+        for s in seats:
+            cmd("action", s, 1)  # call
+        for street in range(3):
+            cmd("street")
+            for s in seats:
+                cmd("action", s, 0)  # check
+        off = 0
+        while True:  # the table snapshot, in chunks, as the host reads it
+            cmd("status", off)
+            if dev.status_cache is None or off >= len(dev.status_cache):
+                break
+            off += 160
+        cmd("end")
+        cmd("history", 0, 0)
+        cmd("history", dev.hand_no, 0)
+        hands.append(PEAK[0])
+    OUT["hand_peaks"] = hands
+    OUT["after"] = live()
+    OUT["events"] = dev.event_next - 1
+    OUT["bytes_sent"] = port.sent
+    OUT["errors"] = ERR
+    if not QUICK:
+        OUT["structures"] = structures()
+    OUT["ok"] = not ERR
+except MemoryError:
+    OUT["ok"] = False
+    OUT["error"] = "MemoryError"
+import json
+print(json.dumps(OUT))
+'''
+
+# The hardware layers compared (same folder): the simulator's (hal.sim, loaded by the virtual
+# shoe) and the Pico's (hal.rp2 with hal.rp2mech, hal.stepper_pio and hal.pins, imported over the
+# tests' fakes of machine and rp2, plus the pin map as Rp2Hal parses it). Live heap each adds over
+# the modules both load.
+MP_HAL = r'''
+import gc
+import json
+import sys
+sys.path.insert(0, "fakes")
+OUT = {}
+
+
+def live():
+    gc.collect()
+    return gc.mem_alloc()
+
+
+import wire
+import device
+import link
+from shoe import rng
+base = live()
+import hal.sim
+OUT["sim"] = live() - base
+try:
+    import machine
+    import rp2
+    base = live()
+    import hal.rp2
+    from hal import pins
+    pm = pins.load("pinmap.json", text=False)
+    OUT["rp2"] = live() - base
+except Exception as e:
+    OUT["rp2_error"] = repr(e)
+print(json.dumps(OUT))
+'''
+
+
+def run_hal(folder):
+    fakes = os.path.join(ROOT, "tests", "fakes")
+    if os.path.isdir(fakes):
+        shutil.copytree(fakes, os.path.join(folder, "fakes"), dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    with open(os.path.join(folder, "memory_hal.py"), "w") as f:
+        f.write(MP_HAL)
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=1M", "memory_hal.py"], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+    for line in proc.stdout.splitlines()[::-1]:
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"rp2_error": (proc.stderr or proc.stdout).strip()[-300:]}
+
+
+def run_mp(folder, heapsize, quick=False):
+    for name in DATA:
+        try:
+            os.remove(os.path.join(folder, name))
+        except FileNotFoundError:
+            pass
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=" + heapsize, "memory_mp.py"] +
+                          (["quick"] if quick else []), cwd=folder, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, FACEDOWN_SIM="seed=1"))
+    for line in proc.stdout.splitlines()[::-1]:
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"ok": False, "error": (proc.stderr or proc.stdout).strip()[-300:]}
+
+
+def smallest_heap(folder, lo=16, hi=256, step=4):
+    """The smallest -X heapsize (KB, a multiple of step) the session completes in."""
+    if not run_mp(folder, "%dK" % hi, quick=True).get("ok"):
+        return None
+    while hi - lo > step:
+        mid = (lo + hi) // 2 // step * step
+        if run_mp(folder, "%dK" % mid, quick=True).get("ok"):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def kb(n):
+    return "%.1f KB" % (n / 1024.0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="the figures as JSON")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="facedown-memory-")
+    try:
+        pico = os.path.join(tmp, "pico")
+        files = build_image(pico, "armv6m")
+        sizes = {f: os.path.getsize(os.path.join(pico, f)) for f in files}
+        host = os.path.join(tmp, "host")
+        build_image(host, None)
+        with open(os.path.join(host, "memory_mp.py"), "w") as f:
+            f.write(MP_SCRIPT)
+        runs = {h: run_mp(host, h) for h in HEAPS}
+        minimum = smallest_heap(host)
+        hal = run_hal(host)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    mpy = sum(v for f, v in sizes.items() if f.endswith(".mpy"))
+    total = sum(sizes.values())
+    ref = runs[HEAPS[-1]]
+    est = estimate(ref, sizes, hal, minimum)
+    out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total,
+                     "filesystem_bytes": FS_BYTES},
+           "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "estimate": est,
+           "pico_heap_bytes": PICO_HEAP}
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+
+    print("Flash: the deployable image (mpy-cross -march=armv6m), %d files" % len(sizes))
+    for f in sorted(sizes):
+        print("  %-24s %8d" % (f, sizes[f]))
+    print("  %-24s %8d  (%d .mpy modules)" % (".mpy total", mpy,
+                                             sum(1 for f in sizes if f.endswith(".mpy"))))
+    print("  %-24s %8d  = %s of the %d KB filesystem (%.0f%%)" % (
+        "image total", total, kb(total), FS_BYTES // 1024, 100.0 * total / FS_BYTES))
+    print()
+    print("RAM: the firmware as deployed, 3 ten-seat hold'em hands to the river over the protocol")
+    print("  (MicroPython unix port, 64-bit; live heap = gc.mem_alloc() after gc.collect(), "
+          "above the bare interpreter)")
+    for h in HEAPS:
+        r = runs[h]
+        line = "  heapsize=%-5s heap %s" % (h, kb(r["heap_total"])) if "heap_total" in r else \
+            "  heapsize=%-5s" % h
+        if "boot" in r:
+            line += "; modules %s, after boot %s" % (kb(r["imports"]), kb(r["boot"]))
+        if r.get("ok"):
+            line += ", hand peaks %s; after %d events %s" % (
+                " / ".join(kb(p) for p in r["hand_peaks"]), r["events"], kb(r["after"]))
+        else:
+            line += ": FAILED (%s)" % (r.get("error") or "; ".join(r.get("errors", [])))
+        print(line)
+    print("  smallest heap the session runs in: %s" % ("%d KB" % minimum if minimum else
+                                                        "over 256 KB"))
+    if est:
+        print()
+        print("64-bit vs the Pico's 32-bit heap (measured here / MicroPython's layout on 32 bits):")
+        for kind, n, got, m64, m32 in est["structures"]:
+            print("  %-10s n=%-5d %7d B here (layout model %7d) vs %7d B on 32 bits: x%.2f" % (
+                kind, n, got, m64, m32, float(got) / m32))
+        print("  loaded modules: %s here, %s of it their .mpy bytes (bytecode, strings: the "
+              "same on 32 bits), the rest halves -> ~%s: x%.2f" % (
+                  kb(est["imports64"]), kb(est["imported_mpy"]), kb(est["imports32"]),
+                  est["imports64"] / est["imports32"]))
+        print("  the shoe's state (Device, Link, journal buffers, the hand): x%.1f .. x%.1f" % (
+            est["state_ratio"][1], est["state_ratio"][0]))
+        if "rp2" in hal:
+            print("  hardware layer: the simulator's %s here; the Pico's (hal.rp2, rp2mech, "
+                  "stepper_pio, pins + the parsed pin map) %s here -> %+.1f KB on the Pico" % (
+                      kb(hal["sim"]), kb(hal["rp2"]), est["hal_swap32"] / 1024.0))
+        else:
+            print("  hardware layer: the Pico's could not be measured (%s)" %
+                  hal.get("rp2_error", "no fakes"))
+        print()
+        print("Pico estimate (modules x%.2f, state x%.1f .. x%.1f, the Pico's hardware layer):" % (
+            est["imports64"] / est["imports32"], est["state_ratio"][1], est["state_ratio"][0]))
+        rows = [("after boot", est["boot32"]), ("hand peak", est["peak32"])]
+        if "smallest32" in est:
+            rows.append(("needs (heap)", est["smallest32"]))
+        for label, (lo, hi) in rows:
+            print("  %-11s %s .. %s  of ~%d KB (%.0f%% .. %.0f%%)" % (
+                label, kb(lo), kb(hi), PICO_HEAP // 1024, 100.0 * lo / PICO_HEAP,
+                100.0 * hi / PICO_HEAP))
+    return 0
+
+
+def estimate(ref, sizes, hal, minimum):
+    """The Pico's heap from the 64-bit run. The loaded modules' .mpy bytes (bytecode, strings)
+    stay the same on 32 bits and the rest of their heap halves; the shoe's state shrinks by
+    x1.5 .. x2 (pointer structures measure x2.0, byte buffers x1.0). The simulator's hardware
+    layer is swapped for the Pico's (measured over fakes, at the modules' ratio)."""
+    if "boot" not in ref or "structures" not in ref:
+        return None
+    imported = 0
+    for name in ref.get("modules", []):
+        path = name.replace(".", "/")
+        imported += sizes.get(path + ".mpy", sizes.get(path + "/__init__.mpy", 0))
+    imports64 = ref["imports"]
+    imports32 = min(imports64, imported) + max(0, imports64 - imported) / 2.0
+    mod_ratio = imports64 / imports32
+    swap = (hal.get("rp2", 0) - hal.get("sim", 0)) / mod_ratio if "rp2" in hal else 0.0
+    hi, lo = 2.0, 1.5
+    peak = max(ref["hand_peaks"]) if ref.get("ok") else ref["boot"]
+
+    def pico(v):
+        rest = v - imports64
+        return (imports32 + swap + rest / hi, imports32 + swap + rest / lo)
+
+    out = {"structures": ref["structures"], "imported_mpy": imported, "imports64": imports64,
+           "imports32": imports32, "state_ratio": (hi, lo), "hal_swap32": swap,
+           "boot32": pico(ref["boot"]), "peak32": pico(peak)}
+    if minimum:  # the smallest heap: the peak, and the headroom it needed above it here
+        room = minimum * 1024 - peak
+        out["smallest32"] = (out["peak32"][0] + room / hi, out["peak32"][1] + room / lo)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,599 @@
+"""Firmware on a shoe: `facedown deploy`, `facedown verify` and `facedown image`.
+
+A shoe's serial line (the Pico's USB CDC; a virtual shoe's pty) carries both protocol v1 and the
+MicroPython REPL. The `maintenance` command ends the firmware's main loop, main.py returns and
+the REPL has the line; mpremote (`connect PORT resume ...`, no reset) then copies and hashes the
+files, and a soft reset (Ctrl-D at the REPL) boots the new firmware: a Pico reboots, a virtual
+shoe's unix-port process ends and its owner starts it again.
+
+    facedown --port PORT deploy      build the image (mpy-cross -march=armv6m for a Pico, the
+                                     host's bytecode for a virtual shoe: CAP_SIM), write its
+                                     manifest.json, maintenance, copy, verify, reset
+    facedown --port PORT verify      hash the shoe's files against a release manifest (default:
+                                     one built from this checkout); non-zero on any difference
+    facedown image --out DIR         build an image and its manifest (a release) without a shoe
+
+Maintenance is not authenticated in protocol v1: a later version requires an authenticated
+maintenance session (CAP_AUTH and the shoe's maintenance key switch)."""
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import serial
+
+from .build import ROOT, build_image, mpy_cross
+from .client import Client, LinkDown
+from .engine import wire
+from .errors import UserError
+
+W = wire()
+MANIFEST = "manifest.json"
+PICO_MARCH = "armv6m"
+# Files a shoe's filesystem holds that are not firmware (the simulator's flash folder keeps its
+# device id, journal file, output tray and log there): never hashed, compared or pruned.
+DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt")
+PROMPT = b">>> "
+PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
+#                        to a shoe in its protocol it is noise before a SYNC, and ignored
+MPREMOTE_TIMEOUT = 300
+
+
+# ---------------------------------------------------------------------------------------------
+# the image and its manifest
+
+def firmware_version(root=ROOT):
+    with open(os.path.join(root, "firmware", "device.py")) as f:
+        m = re.search(r'^FIRMWARE_VERSION\s*=\s*"([^"]+)"', f.read(), re.M)
+    return m.group(1) if m else "unknown"
+
+
+def source_commit(root=ROOT):
+    """The checkout's commit (with "-dirty" when the firmware's sources differ from it)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "firmware", "protocol",
+                                "hardware/pinmap.json"], cwd=root, capture_output=True,
+                               text=True, timeout=10)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def mpy_cross_version():
+    try:
+        out = subprocess.run([mpy_cross(), "--version"], capture_output=True, text=True,
+                             timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def hash_file(path):
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(65536), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+def make_manifest(image, march, root=ROOT, files=None):
+    """The manifest of an image folder: every file's sha256 and size, the firmware version, the
+    target, when and from what it was built. Written into the image as manifest.json."""
+    if files is None:
+        files = sorted(os.path.relpath(os.path.join(d, n), image).replace(os.sep, "/")
+                       for d, _, names in os.walk(image) for n in names)
+    entries = {}
+    for rel in files:
+        if rel == MANIFEST:
+            continue
+        digest, size = hash_file(os.path.join(image, rel))
+        entries[rel] = {"sha256": digest, "size": size}
+    manifest = {
+        "firmware": firmware_version(root),
+        "protocol": W.PROTOCOL_VERSION,
+        "target": "rp2040" if march == PICO_MARCH else "unix",
+        "march": march,
+        "mpy_cross": mpy_cross_version(),
+        "commit": source_commit(root),
+        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": entries,
+    }
+    with open(os.path.join(image, MANIFEST), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return manifest
+
+
+def build(dest, march, root=ROOT):
+    """Build the image in dest and write its manifest; returns the manifest."""
+    files = build_image(dest, march, root)
+    return make_manifest(dest, march, root, files)
+
+
+def load_manifest(path):
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UserError("cannot read the manifest %s: %s" % (path, e))
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise UserError("%s is not a firmware manifest (no \"files\")" % path)
+    return manifest
+
+
+def march_for(capabilities):
+    """mpy-cross's -march for a shoe: none (the host's bytecode) for a simulator, armv6m (the
+    RP2040's Cortex-M0+) otherwise."""
+    return None if "CAP_SIM" in capabilities else PICO_MARCH
+
+
+def compare(manifest, device_files):
+    """(matches, mismatches, missing, extra): file paths; device_files maps path -> (size,
+    sha256 or None). Data files and the manifest itself are not compared."""
+    want = manifest["files"]
+    matches, mismatches, missing = [], [], []
+    for rel in sorted(want):
+        got = device_files.get(rel)
+        if got is None:
+            missing.append(rel)
+        elif got[1] == want[rel]["sha256"] and got[0] == want[rel]["size"]:
+            matches.append(rel)
+        else:
+            mismatches.append(rel)
+    extra = sorted(rel for rel in device_files if rel not in want and not _data(rel))
+    return matches, mismatches, missing, extra
+
+
+def _data(rel):
+    return rel == MANIFEST or rel in DATA_FILES or rel.endswith(".tmp")
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts run on the shoe (MicroPython; paths relative to its working folder: / on a Pico)
+
+_WALK = """
+import os
+def _fd_walk(d, b, out):
+    for e in os.ilistdir(d):
+        p = (d if d != "/" else "") + "/" + e[0]
+        if e[1] & 0x4000:
+            _fd_walk(p, b, out)
+        else:
+            out.append(p[len(b):])
+    return out
+_fd_b = os.getcwd()
+_fd_files = _fd_walk(_fd_b, _fd_b.rstrip("/") + "/", [])
+"""
+
+_HASH = _WALK + """
+import hashlib, binascii
+_fd_buf = bytearray(512)
+_fd_mv = memoryview(_fd_buf)
+for _fd_r in _fd_files:
+    _fd_h = "-"
+    if _fd_r not in %(skip)r and not _fd_r.endswith(".tmp"):
+        _fd_s = hashlib.sha256()
+        with open(_fd_r, "rb") as _fd_f:
+            while True:
+                _fd_k = _fd_f.readinto(_fd_buf)
+                if not _fd_k:
+                    break
+                _fd_s.update(_fd_mv[:_fd_k])
+        _fd_h = binascii.hexlify(_fd_s.digest()).decode()
+    print("F", os.stat(_fd_r)[6], _fd_h, _fd_r)
+if %(manifest)r in _fd_files:
+    with open(%(manifest)r) as _fd_f:
+        print("M", _fd_f.read().replace("\\n", " "))
+"""
+
+_PREPARE = _WALK + """
+for _fd_d in %(dirs)r:
+    try:
+        os.mkdir(_fd_d)
+    except OSError:
+        pass
+for _fd_r in _fd_files:
+    if _fd_r == "main.py" or ((_fd_r.endswith(".py") or _fd_r.endswith(".mpy")) and
+                              _fd_r not in %(keep)r):
+        os.remove(_fd_r)
+        print("R", _fd_r)
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# a maintenance session
+
+def mpremote_command():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    if os.path.exists(exe):
+        return [exe]
+    found = shutil.which("mpremote")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "mpremote"]
+
+
+class Maintenance:
+    """The shoe on `port`, taken out of its protocol to its REPL (or found there already)."""
+
+    def __init__(self, port, timeout=10.0):
+        self.port = port
+        self.timeout = timeout
+        self.info = None        # identify's answer (None: the shoe was at its REPL already)
+        self.platform = None    # sys.platform on the shoe, when asked
+
+    # -- the line ---------------------------------------------------------------------------------
+
+    def _serial(self):
+        try:
+            return serial.Serial(self.port, W.BAUD, timeout=0.05, write_timeout=2)
+        except (serial.SerialException, OSError) as e:
+            raise UserError("cannot open %s: %s" % (self.port, e),
+                            hint="check the port (facedown sim prints a virtual shoe's port)")
+
+    def _read_until(self, ser, marker, timeout):
+        end = time.monotonic() + timeout
+        buf = b""
+        while time.monotonic() < end:
+            buf += ser.read(256)
+            if marker in buf:
+                return True
+        return False
+
+    def at_repl(self, wait=0.5):
+        """True if the REPL (not the protocol) has the line."""
+        with self._serial() as ser:
+            ser.reset_input_buffer()
+            ser.write(PROBE)
+            return self._read_until(ser, PROMPT, wait)
+
+    def enter(self):
+        """Protocol -> REPL: identify, then maintenance; waits for the REPL's prompt. A shoe
+        already at its REPL is taken as it is. Returns identify's info (or None)."""
+        if self.at_repl():
+            return None
+        client = Client(self.port, timeout=self.timeout).open()
+        try:
+            try:
+                self.info = client.identify()
+            except LinkDown:  # no protocol: a REPL slow to answer the probe?
+                client.close()
+                if self.at_repl(2.0):
+                    return None
+                raise
+            client.call("ping", 0, seq=0)  # a session of our own; events are left to the host
+            client.call("maintenance")
+        finally:
+            client.close()
+        # the shoe hands over once the line has been quiet for a moment; the REPL then prompts
+        with self._serial() as ser:
+            if self._read_until(ser, PROMPT, 5.0):
+                return self.info
+        if not self.at_repl(2.0):
+            raise UserError("the shoe on %s answered maintenance, but no REPL prompt followed"
+                            % self.port, hint="power-cycle the shoe and try again")
+        return self.info
+
+    def reset(self):
+        """Soft reset at the friendly REPL (Ctrl-D): a Pico reboots into main.py; the unix port
+        ends (the virtual shoe's owner starts it again)."""
+        with self._serial() as ser:
+            ser.write(PROBE)
+            self._read_until(ser, PROMPT, 1.0)
+            ser.write(b"\x04")
+            ser.flush()
+            time.sleep(0.05)
+
+    # -- mpremote ---------------------------------------------------------------------------------
+
+    def mpremote(self, *args, stream=None, timeout=MPREMOTE_TIMEOUT):
+        """Run `mpremote connect PORT resume ARGS...`; returns its stdout. stream(line) sees each
+        line as it comes."""
+        cmd = mpremote_command() + ["connect", self.port, "resume"] + list(args)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        errf = tempfile.TemporaryFile(mode="w+")
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True, env=env)
+        except OSError as e:
+            errf.close()
+            raise UserError("cannot run mpremote: %s" % e, hint="run `make setup`")
+        lines = []
+        timer = threading.Timer(timeout, proc.kill)  # a shoe that stops answering
+        timer.start()
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                if stream is not None:
+                    stream(line.rstrip("\n"))
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        proc.stdout.close()
+        errf.seek(0)
+        err = errf.read()
+        errf.close()
+        if proc.returncode == -9:
+            raise UserError("mpremote on %s did not finish in %d s" % (self.port, timeout))
+        out = "".join(lines)
+        if proc.returncode:
+            tail = (err.strip() or out.strip()).splitlines()[-3:]
+            raise UserError("mpremote failed on %s: %s" % (self.port, " / ".join(tail)),
+                            hint="is the shoe at its REPL? (facedown deploy sends maintenance)")
+        return out
+
+    def exec(self, code):
+        return self.mpremote("exec", code)
+
+    def ask_platform(self):
+        out = self.exec("import sys; print('P', sys.platform)")
+        for line in out.splitlines():
+            if line.startswith("P "):
+                self.platform = line[2:].strip()
+        return self.platform
+
+    def files(self):
+        """{path: (size, sha256 or None)} of every file on the shoe, and its manifest.json
+        (parsed; None if it has none or it is unreadable)."""
+        out = self.exec(_HASH % {"skip": DATA_FILES, "manifest": MANIFEST})
+        files = {}
+        manifest = None
+        for line in out.splitlines():
+            if line.startswith("F "):
+                _, size, digest, rel = line.split(" ", 3)
+                files[rel] = (int(size), None if digest == "-" else digest)
+            elif line.startswith("M "):
+                try:
+                    manifest = json.loads(line[2:])
+                except ValueError:
+                    manifest = None
+        return files, manifest
+
+    def prepare(self, manifest):
+        """Make the image's folders; remove main.py (a shoe cut off mid-copy then boots to its
+        REPL, never into a mix of old and new modules) and every module the image does not have
+        (a stale foo.py would shadow foo.mpy). Returns the removed paths."""
+        files = manifest["files"]
+        dirs = sorted({rel.rsplit("/", 1)[0] for rel in files if "/" in rel},
+                      key=lambda d: d.count("/"))
+        out = self.exec(_PREPARE % {"dirs": dirs, "keep": set(files)})
+        return [line[2:] for line in out.splitlines() if line.startswith("R ") and
+                line[2:] not in files]  # main.py comes back
+
+    def copy(self, image, files, on_file=None):
+        """Copy the image's files (in this order) with one mpremote run; on_file(path, skipped)
+        after each. Returns how many were already up to date."""
+        args = []
+        for rel in files:
+            if args:
+                args.append("+")
+            args += ["fs", "cp", os.path.join(image, rel), ":" + rel]
+        pending = []
+        skipped = [0]
+
+        def line(text):
+            if text.startswith("cp "):
+                if pending and on_file is not None:
+                    on_file(pending.pop(), False)
+                pending[:] = [text.split(" :", 1)[-1]]
+            elif text.startswith("Up to date:"):
+                skipped[0] += 1
+                if pending and on_file is not None:
+                    on_file(pending.pop(), True)
+
+        self.mpremote(*args, stream=line)
+        if pending and on_file is not None:
+            on_file(pending.pop(), False)
+        return skipped[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# deploy and verify
+
+def _progress(total, description):
+    """A rich progress bar on a terminal (stderr); a no-op object otherwise."""
+    if not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn)
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[file]}"), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)
+    bar.start()
+    bar.task = bar.add_task(description, total=total, file="")
+    return bar
+
+
+def _target(session, march):
+    """The -march to build for: given, from identify's capabilities, or from sys.platform when
+    the shoe was found at its REPL."""
+    if march != "auto":
+        return None if march == "host" else march
+    if session.info is not None:
+        return march_for(session.info["capabilities"])
+    return PICO_MARCH if session.ask_platform() == "rp2" else None
+
+
+def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print):
+    """Build, copy, verify and reset. Returns a result dict (raises UserError on failure)."""
+    t0 = time.monotonic()
+    session = Maintenance(port, timeout)
+    session.enter()
+    target = _target(session, march)
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="facedown-image-")
+        image = os.path.join(tmp, "image")
+    else:
+        image = os.path.abspath(out)
+    try:
+        manifest = build(image, target)
+        files = sorted(manifest["files"])
+        # modules first, then the manifest, main.py last: a shoe boots the new firmware only
+        # once every module it imports is there
+        order = [f for f in files if f != "main.py"] + [MANIFEST] + \
+                (["main.py"] if "main.py" in files else [])
+        removed = session.prepare(manifest)
+        bar = _progress(len(order), "deploying")
+
+        def on_file(rel, skipped):
+            if bar is not None:
+                bar.update(bar.task, advance=1, file=rel)
+
+        try:
+            skipped = session.copy(image, order, on_file)
+        finally:
+            if bar is not None:
+                bar.stop()
+        device_files, _installed = session.files()
+        matches, mismatches, missing, extra = compare(manifest, device_files)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    result = {"firmware": manifest["firmware"], "march": target, "files": len(files),
+              "bytes": sum(e["size"] for e in manifest["files"].values()),
+              "removed": removed, "up_to_date": skipped, "matches": matches,
+              "mismatches": mismatches, "missing": missing, "extra": extra,
+              "seconds": time.monotonic() - t0, "reset": False}
+    if mismatches or missing or extra:
+        report(result, say)
+        raise UserError("deploy to %s failed verification: the shoe stays at its REPL" % port,
+                        hint="run facedown deploy again")
+    if reset:
+        session.reset()
+        result["reset"] = True
+    result["seconds"] = time.monotonic() - t0
+    return result
+
+
+def verify(port, manifest=None, march="auto", reset=True, timeout=10.0):
+    """Hash the shoe's files and compare them with the manifest (a dict; None: build one from
+    this checkout for the shoe's target). Returns a result dict."""
+    session = Maintenance(port, timeout)
+    session.enter()
+    try:
+        if manifest is None:
+            target = _target(session, march)
+            with tempfile.TemporaryDirectory(prefix="facedown-image-") as tmp:
+                manifest = build(os.path.join(tmp, "image"), target)
+        device_files, installed = session.files()
+    finally:
+        if reset:
+            session.reset()
+    matches, mismatches, missing, extra = compare(manifest, device_files)
+    return {"firmware": manifest.get("firmware"), "installed": installed,
+            "matches": matches, "mismatches": mismatches, "missing": missing, "extra": extra,
+            "reset": reset}
+
+
+def report(result, say=print):
+    for what in ("mismatches", "missing", "extra"):
+        label = {"mismatches": "MISMATCH", "missing": "MISSING", "extra": "EXTRA"}[what]
+        for rel in result[what]:
+            say("%-8s %s" % (label, rel))
+
+
+def _summary(result):
+    return "%d match, %d mismatch, %d missing, %d extra" % (
+        len(result["matches"]), len(result["mismatches"]), len(result["missing"]),
+        len(result["extra"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# the commands
+
+def add_command(sub):
+    p = sub.add_parser("deploy", help="build the firmware and install it on the shoe (mpremote)")
+    p.add_argument("--march", default="auto", choices=("auto", PICO_MARCH, "host"),
+                   help="bytecode target: auto (identify: a simulator gets the host's, a shoe "
+                        "armv6m), or force one")
+    p.add_argument("--out", metavar="DIR", help="keep the built image (and its manifest) here")
+    p.add_argument("--no-reset", action="store_true",
+                   help="leave the shoe at its REPL afterwards")
+    p.set_defaults(func=run_deploy)
+
+    p = sub.add_parser("verify", help="compare the shoe's files with a release manifest")
+    p.add_argument("--manifest", metavar="FILE",
+                   help="a release's manifest.json (default: build one from this checkout)")
+    p.add_argument("--march", default="auto", choices=("auto", PICO_MARCH, "host"),
+                   help="target of the manifest built from the checkout (default: auto)")
+    p.add_argument("--json", action="store_true", help="the result as JSON")
+    p.add_argument("--no-reset", action="store_true",
+                   help="leave the shoe at its REPL afterwards")
+    p.set_defaults(func=run_verify)
+
+    p = sub.add_parser("image", help="build the firmware image and its manifest (no shoe)")
+    p.add_argument("--out", metavar="DIR", required=True, help="the image folder (replaced)")
+    p.add_argument("--march", default=PICO_MARCH, choices=(PICO_MARCH, "host"),
+                   help="armv6m (a Pico, default) or host (the unix port)")
+    p.set_defaults(func=run_image)
+
+
+def _port(args):
+    if not args.port:
+        raise UserError("this command talks to a shoe: give --port PORT",
+                        hint="`facedown sim` starts a virtual shoe and prints its port")
+    return args.port
+
+
+def run_deploy(args):
+    port = _port(args)
+    r = deploy(port, args.march, args.out, reset=not args.no_reset)
+    extra = []
+    if r["removed"]:
+        extra.append("%d stale removed" % len(r["removed"]))
+    if r["up_to_date"]:
+        extra.append("%d already up to date" % r["up_to_date"])
+    print("deployed firmware %s to %s: %d files, %d bytes (%s), verified%s; %s (%.1f s)" % (
+        r["firmware"], port, r["files"], r["bytes"], r["march"] or "host bytecode",
+        (", " + ", ".join(extra)) if extra else "",
+        "reset: the shoe boots it now" if r["reset"] else "the shoe is at its REPL",
+        r["seconds"]))
+    return 0
+
+
+def run_verify(args):
+    port = _port(args)
+    manifest = load_manifest(args.manifest) if args.manifest else None
+    r = verify(port, manifest, args.march, reset=not args.no_reset)
+    ok = not (r["mismatches"] or r["missing"] or r["extra"])
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0 if ok else 1
+    for rel in r["matches"]:
+        print("%-8s %s" % ("ok", rel))
+    report(r)
+    inst = r["installed"]
+    where = "" if not inst else " (installed: firmware %s, built %s%s)" % (
+        inst.get("firmware"), inst.get("built"),
+        ", " + inst["commit"] if inst.get("commit") else "")
+    print("verify %s against firmware %s: %s: %s%s" % (
+        port, r["firmware"], "OK" if ok else "FAILED", _summary(r), where))
+    return 0 if ok else 1
+
+
+def run_image(args):
+    march = None if args.march == "host" else args.march
+    m = build(os.path.abspath(args.out), march)
+    print("image %s: firmware %s, %d files, %d bytes (%s); manifest %s" % (
+        args.out, m["firmware"], len(m["files"]), sum(e["size"] for e in m["files"].values()),
+        march or "host bytecode", os.path.join(args.out, MANIFEST)))
+    return 0

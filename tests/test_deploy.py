@@ -1,0 +1,193 @@
+"""facedown deploy / verify end to end: the virtual shoe's REPL reached the way a Pico's is (the
+maintenance command hands the serial line to it), the real mpremote copying and hashing files,
+the soft reset ending the unix port, and the new firmware booting from the flash folder."""
+
+import json
+import os
+import re
+
+import pytest
+
+from facedown import cli, deploy
+from facedown.build import ROOT, build_image
+from facedown.client import Client, ShoeError
+from facedown.virtualshoe import VirtualShoe
+
+VERSION = deploy.firmware_version()
+
+
+def identify(shoe):
+    c = Client(shoe.port, timeout=10).open()
+    try:
+        return c.identify()
+    finally:
+        c.close()
+
+
+def facedown(capsys, *argv):
+    """Run the facedown command in-process: (status, stdout, stderr)."""
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def reboot(shoe):
+    """The soft reset ended the unix port (a Pico would reboot by itself): power it on again."""
+    assert shoe.wait_exit(10) == 0
+    shoe.start(ready_line="ready", timeout=20)
+
+
+def flash_files(flash):
+    out = {}
+    for d, _, names in os.walk(flash):
+        for n in names:
+            out[os.path.relpath(os.path.join(d, n), flash).replace(os.sep, "/")] = \
+                os.path.join(d, n)
+    return out
+
+
+@pytest.fixture(scope="module")
+def shoe(tmp_path_factory):
+    """A virtual shoe running an older firmware: source modules (no .mpy), another version."""
+    flash = tmp_path_factory.mktemp("deploy") / "flash"
+    with VirtualShoe(flash=flash, compile=False) as s:
+        path = os.path.join(s.flash, "device.py")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
+        s.start(ready_line="ready", timeout=20)
+        yield s
+
+
+def test_deploy_replaces_the_firmware_and_the_shoe_boots_it(shoe, capsys):
+    assert identify(shoe)["firmware"] == "0.0.1-old"
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+    assert code == 0, err
+    assert re.search(r"deployed firmware %s to .*verified.*reset" % re.escape(VERSION), out)
+    reboot(shoe)
+    info = identify(shoe)
+    assert info["firmware"] == VERSION and "CAP_SIM" in info["capabilities"]
+    # every file the manifest names is in the flash folder, byte for byte
+    files = flash_files(shoe.flash)
+    with open(files["manifest.json"]) as f:
+        manifest = json.load(f)
+    assert manifest["firmware"] == VERSION and manifest["march"] is None
+    assert {"main.py", "wire.mpy", "pinmap.json", "device.mpy", "shoe/hand.mpy"} <= \
+        set(manifest["files"])
+    for rel, entry in manifest["files"].items():
+        assert deploy.hash_file(files[rel]) == (entry["sha256"], entry["size"]), rel
+    # the old source modules are gone (a stale device.py would shadow device.mpy)
+    assert [f for f in files if f.endswith(".py")] == ["main.py"]
+    # the shoe's own files survive: its id, its journal, its log
+    assert {"device_id", "flash.bin", "shoe.log"} <= set(files)
+    assert "maintenance: the REPL has the line" in shoe.log(this_boot=False)
+
+
+def test_verify_passes_on_the_deployed_shoe(shoe, capsys):
+    code, out, err = facedown(capsys, "--port", shoe.port, "verify")
+    assert code == 0, out + err
+    assert re.search(r"verify .* against firmware %s: OK: \d+ match, 0 mismatch, 0 missing, "
+                     r"0 extra \(installed: firmware %s" % (re.escape(VERSION),
+                                                             re.escape(VERSION)), out)
+    reboot(shoe)
+    assert identify(shoe)["firmware"] == VERSION
+
+
+def test_verify_against_a_release_manifest(shoe, capsys, tmp_path):
+    code, out, _ = facedown(capsys, "image", "--out", str(tmp_path / "rel"), "--march", "host")
+    assert code == 0 and "manifest" in out
+    code, out, err = facedown(capsys, "--port", shoe.port, "verify", "--json", "--manifest",
+                              str(tmp_path / "rel" / "manifest.json"))
+    assert code == 0, out + err
+    r = json.loads(out)
+    assert not (r["mismatches"] or r["missing"] or r["extra"]) and len(r["matches"]) > 20
+    reboot(shoe)
+
+
+def test_verify_reports_a_tampered_flash(shoe, capsys):
+    files = flash_files(shoe.flash)
+    with open(files["pinmap.json"], "a") as f:
+        f.write(" ")  # one byte more: the shoe still boots, its files no longer match
+    os.remove(files["hal/rp2.mpy"])
+    with open(os.path.join(shoe.flash, "shoe", "stale.py"), "w") as f:
+        f.write("X = 1\n")
+    code, out, _ = facedown(capsys, "--port", shoe.port, "verify")
+    assert code == 1
+    assert "MISMATCH pinmap.json" in out and "MISSING  hal/rp2.mpy" in out
+    assert "EXTRA    shoe/stale.py" in out
+    assert re.search(r"FAILED: \d+ match, 1 mismatch, 1 missing, 1 extra", out)
+    reboot(shoe)
+    # deploy puts it right (and removes the stray module)
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+    assert code == 0, err
+    assert "1 stale removed" in out
+    reboot(shoe)
+    assert not os.path.exists(os.path.join(shoe.flash, "shoe", "stale.py"))
+    code, out, _ = facedown(capsys, "--port", shoe.port, "verify", "--no-reset")
+    assert code == 0 and "OK" in out
+    # --no-reset left the REPL on the line: verify finds it there (no maintenance needed)
+    assert shoe.alive()
+    code, out, _ = facedown(capsys, "--port", shoe.port, "verify")
+    assert code == 0
+    reboot(shoe)
+
+
+def test_maintenance_is_refused_mid_hand(shoe, capsys):
+    c = Client(shoe.port, timeout=10).open()
+    try:
+        c.identify()
+        c.attach()
+        c.call("config", "holdem", sum(1 << s for s in range(1, 7)), 6, "tda2024", "")
+        c.call("hand", 0)
+        c.call("deal", 0)
+        c.sync()
+        with pytest.raises(ShoeError, match="hand is in progress"):
+            c.call("maintenance")
+    finally:
+        c.close()
+    code, _, err = facedown(capsys, "--port", shoe.port, "deploy")
+    assert code == 2 and "a hand is in progress" in err
+    c = Client(shoe.port, timeout=10).open()
+    try:  # the shoe kept serving the protocol all along
+        c.identify()
+        c.attach()
+        c.call("end")
+        c.sync()
+    finally:
+        c.close()
+    assert shoe.alive()
+
+
+def test_deploy_repairs_a_shoe_whose_firmware_does_not_boot(shoe, capsys):
+    shoe.stop()
+    with open(os.path.join(shoe.flash, "link.mpy"), "wb") as f:
+        f.write(b"not bytecode")
+    shoe.start()
+    shoe.wait_for("Traceback", timeout=10)  # main.py failed: the REPL has the line
+    assert shoe.alive()
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+    assert code == 0, err
+    reboot(shoe)
+    assert identify(shoe)["firmware"] == VERSION
+
+
+def test_manifest_is_reproducible_and_compare_sorts_files(tmp_path):
+    a = deploy.build(str(tmp_path / "a"), "armv6m")
+    b = deploy.build(str(tmp_path / "b"), "armv6m")
+    assert a["files"] == b["files"] and a["target"] == "rp2040"
+    assert os.path.isfile(tmp_path / "a" / "manifest.json")
+    host = build_image(str(tmp_path / "h"), None)
+    assert "wire.mpy" in host and "pinmap.json" in host and "main.py" in host
+    dev = {rel: (e["size"], e["sha256"]) for rel, e in a["files"].items()}
+    dev["device.mpy"] = (dev["device.mpy"][0], "0" * 64)
+    del dev["wire.mpy"]
+    dev["old.py"] = (3, "1" * 64)
+    dev["shoe.log"] = (10, None)
+    dev["manifest.json"] = (100, None)
+    matches, mismatches, missing, extra = deploy.compare(a, dev)
+    assert mismatches == ["device.mpy"] and missing == ["wire.mpy"] and extra == ["old.py"]
+    assert len(matches) == len(a["files"]) - 2
+    assert deploy.march_for(["CAP_SIM", "CAP_JOURNAL"]) is None
+    assert deploy.march_for(["CAP_JOURNAL"]) == "armv6m"
+    assert os.path.isdir(os.path.join(ROOT, "firmware"))
