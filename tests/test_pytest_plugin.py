@@ -131,7 +131,7 @@ def test_ini_option_pass_fail_and_rejected(pytester):
         "  holdem | Poker TDA 2024 | button 6 | COMPLETE*| holdem | Poker TDA 2024 *",
         "!   seat 1   [2\u2663] [3\u2666] * |   seat 1   [2\u2663] [2\u2666]",
         "    seat 2   [3\u2663] [3\u2666] * |   seat 2   [3\u2663] [3\u2666]",
-        "    board    ?? ?? ?? ?? ?? * |   board    T\u2666 9\u2660 J\u2666 4\u2665 5\u2665",
+        "    board    ?? ?? ?? ?? ?? * |   board    *",  # (the re-flop: face-down reshuffle)
         "!   stub     31 cards (order secret) * |   stub     32 cards (order secret)",
     ]])
     assert "notes.json" not in result.stdout.str()

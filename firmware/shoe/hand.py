@@ -7,7 +7,8 @@ from shoe import games as G
 from shoe import house as H
 from shoe import procedures as P
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.rng import shuffle, cut
+from shoe.rng import cut
+from shoe.shuffler import shuffle as carousel
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS,
                         MIX_STUB, MIX_MUCK, MIX_BURNS)
@@ -732,9 +733,10 @@ class Hand:
             self.z.move(code, STUB)
 
     def _reshuffle(self, mask, log=True):
-        """A face-down reshuffle of the stub in the mechanism, then a cut if the house says so."""
+        """A face-down reshuffle of the stub in the mechanism (the carousel plan: each card into
+        a random empty slot, unloaded in slot order), then a cut if the house says so."""
         stub = self.z.stub
-        shuffle(self.rng, stub)
+        stub[:] = carousel(stub, self.rng)  # the mechanism's plan: a uniform permutation
         if log:
             self.z.note(OP_SHUFFLE, mask, len(stub))
         if self.house["cut_after_reshuffle"] and log:
