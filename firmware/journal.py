@@ -42,7 +42,8 @@ _CRC = _crc_table()
 
 
 def crc16(data):
-    """CRC-16/CCITT-FALSE (the protocol's CRC: poly 0x1021, init 0xFFFF)."""
+    """CRC-16/CCITT-FALSE, as the protocol's (poly 0x1021, init 0xFFFF). Its own table here:
+    importing the protocol module would cost a storage layer (and its tests) 30 KB of heap."""
     c = 0xFFFF
     t = _CRC
     for b in data:
@@ -409,68 +410,10 @@ class Journal:
 
     # ------------------------------------------------------------------ histories
 
-    def hands(self):
-        """Every hand still in the journal, oldest first, as dicts; damaged ones flagged.
-        Reads the whole partition (for histories and verification, not at boot)."""
-        out = []
-        cur = None
-        problems = []
-        prev = None
-        ordered = self._ordered()
-        valid = [b for _, b in ordered]
-        for b in range(self.nblocks):
-            if b not in valid and not self._erased(b, 0):
-                problems.append(("block %d has a damaged header" % b, None))
-        for i in range(len(ordered)):
-            seq, b = ordered[i]
-            p, off = self._header(b)
-            torn = _u16(self._header(ordered[i + 1][1])[0], 52) if i + 1 < len(ordered) \
-                else 0xFFFF
-            if prev is None:
-                prev = bytes(p[14:46])
-            while True:
-                t, pl, nxt = self._record(b, off)
-                if t == 0:
-                    if not self._erased(b, off):
-                        problems.append(("damaged bytes after the end of block %d" % b,
-                                         cur["hand"] if cur else None))
-                    break
-                if t < 0:
-                    if off == torn:  # a record a power cut tore: never taken, not damage
-                        break
-                    if cur is not None:
-                        cur["damaged"] = True
-                    problems.append(("damaged record in block %d at %d" % (b, off),
-                                     cur["hand"] if cur else None))
-                    break
-                if t == R_HAND:
-                    cur = {"hand": _u16(pl, 0), "first_event": _u32(pl, 2),
-                           "config": pl[6:].decode(), "head": pl, "entries": bytearray(),
-                           "hash": None, "damaged": False}
-                    out.append(cur)
-                elif t == R_COMMIT and cur is not None:
-                    cur["entries"].extend(pl[1:1 + 4 * pl[0]])
-                elif t == R_CLOSE and cur is None:  # its start fell off the ring: go on
-                    prev = bytes(pl[2:34])
-                elif t == R_CLOSE:
-                    cur["hash"] = bytes(pl[2:34])
-                    cur["prev"] = prev
-                    expect = hand_hash(prev, cur["head"], cur["entries"])
-                    if expect != cur["hash"] or cur["damaged"]:
-                        cur["damaged"] = True
-                        problems.append(("hand %d does not match its chain hash" % cur["hand"],
-                                         cur["hand"]))
-                    prev = cur["hash"]
-                    cur = None
-                off = nxt
-        return out, problems
-
-    def scan(self, want=0):
-        """One pass over the journal holding one hand at a time (what a device can afford).
-        want 0: (array of the stored hands' numbers, problems); want N: (hand N as a dict like
-        hands() gives, or None, problems)."""
-        numbers = array("H")
-        found = None
+    def _walk(self, want, on_hand):
+        """Read the whole journal, one hand at a time: on_hand(hand) for each hand as its
+        records end; entries are gathered only for hands with want(number) true. Returns the
+        problems found."""
         problems = []
         cur = None
         prev = None
@@ -494,34 +437,60 @@ class Journal:
                                          cur["hand"] if cur else None))
                     break
                 if t < 0:
-                    if off != torn:
+                    if off != torn:  # (a record a power cut tore was never taken: not damage)
                         if cur is not None:
                             cur["damaged"] = True
                         problems.append(("damaged record in block %d at %d" % (b, off),
                                          cur["hand"] if cur else None))
                     break
                 if t == R_HAND:
+                    if cur is not None:
+                        on_hand(cur)  # a hand that never closed
                     n = _u16(pl, 0)
-                    numbers.append(n)
-                    cur = {"hand": n, "first_event": _u32(pl, 2), "head": pl,
-                           "entries": bytearray() if n == want else None, "hash": None,
-                           "damaged": False, "prev": prev}
-                    if n == want:
-                        found = cur
+                    cur = {"hand": n, "first_event": _u32(pl, 2), "config": pl[6:].decode(),
+                           "head": pl, "entries": bytearray() if want(n) else None,
+                           "hash": None, "damaged": False, "prev": prev}
                 elif t == R_COMMIT and cur is not None and cur["entries"] is not None:
                     cur["entries"].extend(pl[1:1 + 4 * pl[0]])
                 elif t == R_CLOSE:
                     if cur is not None:
                         cur["hash"] = bytes(pl[2:34])
                         if cur["entries"] is not None and (
+                                cur["damaged"] or
                                 hand_hash(prev, cur["head"], cur["entries"]) != cur["hash"]):
                             cur["damaged"] = True
                             problems.append(("hand %d does not match its chain hash" %
                                              cur["hand"], cur["hand"]))
-                    prev = bytes(pl[2:34])
-                    cur = None
+                        on_hand(cur)
+                        cur = None
+                    prev = bytes(pl[2:34])  # (its start may have fallen off the ring: go on)
                 off = nxt
-        return (numbers if not want else found), problems
+        if cur is not None:
+            on_hand(cur)
+        return problems
+
+    def hands(self):
+        """Every hand still in the journal, oldest first, with its entries; damaged ones
+        flagged. Holds them all: for the host and tests (a device uses scan())."""
+        out = []
+        problems = self._walk(lambda n: True, out.append)
+        return out, problems
+
+    def scan(self, want=0):
+        """One pass holding one hand at a time (what a device can afford). want 0: (array of
+        the stored hands' numbers, problems); want N: (hand N as a dict, or None, problems)."""
+        numbers = array("H")
+        found = []
+
+        def on_hand(h):
+            numbers.append(h["hand"])
+            if h["hand"] == want:
+                found.append(h)
+
+        problems = self._walk(lambda n: n == want, on_hand)
+        if want:
+            return (found[-1] if found else None), problems
+        return numbers, problems
 
     def verify(self):
         """Read everything back: the list of problems (empty when the journal is sound)."""
