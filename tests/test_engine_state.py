@@ -12,10 +12,10 @@ from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError
 from shoe.hand import Hand, ACTIONS
-from shoe import snapshot as saved
 from shoe.record import record
 from shoe.rng import SeededRandom
 from shoe.zones import STUB, NOWHERE, SEAT0
+import scenario
 from hal.simmech import SimMech, AT_FAULTS
 
 GAMES = sorted(G.GAMES)
@@ -40,6 +40,9 @@ class EngineMachine(RuleBasedStateMachine):
         button = data.draw(st.integers(1, 10))
         self.mech = SimMech()
         self.hand = Hand(game, seats, button, rules, None, SeededRandom(seed), self.mech)
+        # the flash journal under the hand, committed as the device commits it
+        self.shoe = scenario._Shoe((game, seats, button, rules, {}, None, seed), self.hand,
+                                   self.mech)
         self.deck = set(C.deck(G.GAMES[game][1]))
         self.untouched = set(self.deck)  # cards that never left the stub
         self.rejected = 0
@@ -48,6 +51,7 @@ class EngineMachine(RuleBasedStateMachine):
         before = snapshot(self.hand)
         try:
             fn(*args)
+            self.shoe.rec.commit(self.hand)
         except ShoeError as e:
             assert e.message
             assert snapshot(self.hand) == before, "rejected step changed the state"
@@ -121,14 +125,13 @@ class EngineMachine(RuleBasedStateMachine):
 
     @rule(seed=st.integers(0, 2**30))
     def power_cut(self, seed):
-        """The hand saved as the flash holds it, then restored after a power cut: every card
-        that left the stub stays where it was; the stub keeps its cards, reshuffled (RP-4)."""
+        """A power cut, and the hand rebuilt from its flash journal: every card that left the
+        stub stays where it was; the stub keeps its cards, reshuffled (RP-4)."""
         h = self.hand
         before = record(h)
         stub = sorted(h.z.stub)
-        self.mech = SimMech()
-        self.hand = saved.restore(json.loads(json.dumps(saved.save(h))),
-                                     SeededRandom(seed), self.mech)
+        self.shoe.reboot()
+        self.hand, self.mech = self.shoe.hand, self.shoe.mech
         after = record(self.hand)
         for key in ("seats", "board", "burns", "muck", "aside", "removed", "status", "stub"):
             assert after[key] == before[key]
