@@ -2,7 +2,6 @@
 # Pico's flash, and the serial link on a pseudo-terminal (one end of the host's null-modem).
 # That pty is also the process's stdin/stdout (the REPL's, as the Pico's USB CDC is): nothing
 # may print while the protocol runs, so the log is appended to shoe.log in the flash folder.
-import json
 import os
 import select
 import sys
@@ -42,13 +41,6 @@ class DirStore:
         tmp = self._path(name + ".tmp")
         with open(tmp, "w") as f:
             f.write(text)
-        os.rename(tmp, self._path(name))
-
-    def write_json(self, name, obj):
-        """Streamed to the file: no whole-document string in the heap."""
-        tmp = self._path(name + ".tmp")
-        with open(tmp, "w") as f:
-            json.dump(obj, f)
         os.rename(tmp, self._path(name))
 
 
