@@ -14,7 +14,13 @@ if sys.implementation.name != "micropython" and __name__ == "mp_rp2_test" and \
 
 HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 ROOT = HERE + "/.."
-sys.path[:0] = [HERE + "/fakes", ROOT + "/firmware"]
+# --image DIR: import the firmware from a built image (host/facedown/build.py: .mpy bytecode,
+# as a deployed Pico runs it) instead of compiling firmware/*.py at import
+IMAGE = None
+if len(sys.argv) > 2 and sys.argv[1] == "--image":
+    IMAGE = sys.argv[2]
+    del sys.argv[1:3]
+sys.path[:0] = [HERE + "/fakes", IMAGE or ROOT + "/firmware"]
 
 from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's peak)
 import machine  # noqa: E402  (the fake)
@@ -673,8 +679,9 @@ def main():
     if not names:
         failed = []
         for t in TESTS:
-            rc = os.system('"%s" -X heapsize=%s "%s" %s' % (sys.executable, HEAP, __file__,
-                                                           t.__name__))
+            image = ('--image "%s" ' % IMAGE) if IMAGE else ""
+            rc = os.system('"%s" -X heapsize=%s "%s" %s%s' % (sys.executable, HEAP, __file__,
+                                                             image, t.__name__))
             if rc != 0:
                 failed.append(t.__name__)
         if failed:

@@ -302,9 +302,16 @@ def test_a_card_move_in_the_emulator(fakes, pinmap):
 
 # --------------------------------------------------------------------- the HAL under MicroPython
 
-def test_hal_under_micropython():
+def test_hal_under_micropython(tmp_path):
+    """Every case in its own interpreter with a 256 KB heap, importing the built image (.mpy
+    bytecode, as a deployed shoe does: compiling the engine's source at import needs ~45 KB more
+    and left a margin of under 8 KB)."""
+    from facedown.build import build_image
+
     script = os.path.join(ROOT, "tests", "mp_rp2_test.py")
-    proc = subprocess.run([tool("micropython"), "-X", "heapsize=256K", script],
+    build_image(str(tmp_path / "image"))
+    args = [script, "--image", str(tmp_path / "image")]
+    proc = subprocess.run([tool("micropython"), "-X", "heapsize=256K"] + args,
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     out = proc.stdout.splitlines()
     assert proc.returncode == 0 and out and out[-1] == "OK", proc.stdout[-3000:] + proc.stderr
