@@ -36,7 +36,8 @@ from facedown.virtualshoe import find_micropython  # noqa: E402
 PICO_HEAP = 190 * 1024   # GC heap of MicroPython 1.2x on a Pico (gc.mem_free() at boot, ~192 KB)
 FS_BYTES = 192 * 1024    # the filesystem partition the image lives in
 HEAPS = ("192K", "256K")
-DATA = ("flash.bin", "device_id", "world.txt", "shoe.log")
+DATA = ("flash.bin", "device_id", "world.txt", "shoe.log", "auth.fail", "boots", "counters",
+        "audit.log", "audit.old", "manifest.seen", "maint.actor")
 
 # Runs under MicroPython in the host image's folder (the firmware as a virtual shoe holds it).
 MP_SCRIPT = r'''
@@ -105,6 +106,7 @@ def structures():
     return rows
 
 
+KEY = bytes.fromhex("KEY_HEX")
 try:
     import wire
     import device
@@ -127,6 +129,7 @@ try:
             if data[2] == wire.REPLY:
                 self.status = data[5]
                 self.message = bytes(data[7:7 + data[6]]) if self.status else b""
+                self.body = bytes(data[5:len(data) - 2])
 
     hal = SimHal()
     dev = device.Device(hal)
@@ -144,9 +147,18 @@ try:
     SEQ = [0]
     ERR = []
 
+    SESSION = [None, 0]  # the session key (an HMAC), the counter
+
     def cmd(name, *args):
         SEQ[0] = SEQ[0] % 0xFFFF + 1
-        lk.command(SEQ[0], wire.encode_command(name, args))
+        body = wire.encode_command(name, args)
+        if SESSION[0] is not None:  # as the host's client sends it in a session: an ACMD
+            SESSION[1] += 1
+            body = wire.encode_acmd(SESSION[1], SESSION[0].mac(
+                wire.acmd_message(SEQ[0], SESSION[1], body)), body)
+            lk.command(SEQ[0], body, wire.ACMD)
+        else:
+            lk.command(SEQ[0], body)
         if port.status and len(ERR) < 5:
             ERR.append("%s: %s" % (name, port.message.decode()))
         while lk.send_events(now=True):
@@ -161,6 +173,14 @@ try:
         mask |= 1 << s
     cmd("identify", 0)
     cmd("ping", 0)
+    # a maintenance session, opened as the host's client does (the key: device.key here)
+    from shoe.drbg import hmac_sha256, _Hmac
+    rk = hmac_sha256(KEY, wire.role_message(2))
+    cmd("challenge", 2)
+    nd = wire.decode_reply(port.body, "y")[1][0]
+    nh = bytes(16)
+    cmd("login", nh, hmac_sha256(rk, wire.login_message(2, hal.device_id, nd, nh, 0)), 0)
+    SESSION[0] = _Hmac(hmac_sha256(rk, wire.session_message(nd, nh)))
     cmd("resume", 0xFFFFFFFF)
     cmd("config", "holdem", mask, 10, "tda2024", "")
     hands = []
@@ -252,6 +272,27 @@ def run_hal(folder):
     return {"rp2_error": (proc.stderr or proc.stdout).strip()[-300:]}
 
 
+KEY = bytes(range(32))  # the benchmark shoe's key (a provisioned shoe runs hands)
+
+
+def provision(folder):
+    """The shoe's key and its firmware manifest signed with it, as provision and deploy leave
+    them (the session then runs through the boot check and a login as on a shoe)."""
+    from facedown.deploy import make_manifest
+    from facedown.keys import Key
+
+    key = Key("bench", "device", KEY)
+    files = sorted(os.path.relpath(os.path.join(d, n), folder) for d, _, ns in os.walk(folder)
+                   for n in ns)
+    make_manifest(folder, None, files=files)
+    with open(os.path.join(folder, "manifest.json"), "rb") as f:
+        mac = key.manifest_mac(f.read())
+    with open(os.path.join(folder, "manifest.mac"), "w") as f:
+        f.write(mac)
+    with open(os.path.join(folder, "device.key"), "w") as f:
+        f.write(KEY.hex())
+
+
 def run_mp(folder, heapsize, quick=False):
     for name in DATA:
         try:
@@ -296,7 +337,8 @@ def main():
         host = os.path.join(tmp, "host")
         build_image(host, None)
         with open(os.path.join(host, "memory_mp.py"), "w") as f:
-            f.write(MP_SCRIPT)
+            f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
+        provision(host)
         runs = {h: run_mp(host, h) for h in HEAPS}
         minimum = smallest_heap(host)
         hal = run_hal(host)

@@ -5,6 +5,7 @@
 import json
 
 import wire
+from audit import Audit
 from journal import Journal, config_json
 from recorder import Recorder, rebuild
 from shoe import cards as C
@@ -13,6 +14,7 @@ from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL
 from shoe.record import record
+from session import Sessions, AuthError
 
 FIRMWARE_VERSION = "0.3.0"
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
@@ -25,8 +27,13 @@ class CommandError(Exception):
         self.message = message
 
 
+_CHECK = object()
+
+
 class Device:
-    def __init__(self, hal):
+    def __init__(self, hal, boot=_CHECK):
+        """boot: the firmware check's answer (integrity.boot: why the shoe locks, what was
+        deployed), when main.py ran it first; by default the device runs it."""
         self.hal = hal
         self.mech = hal.mech
         self.config = None      # [game, seats, button, rules, house overrides]
@@ -53,6 +60,39 @@ class Device:
         self.recovery = None    # set when a card's fate after a power cut needs the operator
         self.maintenance = False  # set by maintenance: the link hands the line to the REPL
         self.handlers["maintenance"] = self.cmd_maintenance
+        self.handlers["challenge"] = self.cmd_challenge
+        self.handlers["login"] = self.cmd_login
+        self.handlers["logout"] = self.cmd_logout
+        self.handlers["audit"] = self.cmd_audit
+        self.handlers["telemetry"] = self.cmd_telemetry
+        self.role = wire.ROLE_PUBLIC  # the role of the command being run
+        self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
+        self.exports = None
+        store = hal.store
+        try:
+            self.boots = int(store.read("boots") or "0") + 1
+        except ValueError:
+            self.boots = 1
+        store.write("boots", str(self.boots))
+        try:
+            self.counts.update(json.loads(store.read("counters") or "{}"))
+        except ValueError:
+            pass
+        self.audit = Audit(store, hal.clock, self.boots)
+        self.sessions = Sessions(store, hal.device_id, hal.clock, hal.entropy, self.audit)
+        if boot is _CHECK:
+            from integrity import boot as check
+
+            boot = check(store)
+        self.locked = boot[0]   # why the firmware check failed (only maintenance leaves it)
+        if self.sessions.provisioned():
+            if self.locked:
+                self.audit.add("device", "locked", self.locked)
+                hal.log("locked: " + self.locked)
+        self.audit.add("device", "boot", "firmware %s%s" % (
+            FIRMWARE_VERSION, "" if self.sessions.provisioned() else ", no key provisioned"))
+        if boot[1]:  # a software download: who entered maintenance for it, what, the result
+            self.audit.add(store.read("maint.actor") or "unknown", "deploy", boot[1])
         self.journal = Journal(hal.flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
@@ -60,27 +100,41 @@ class Device:
 
     # ------------------------------------------------------------------ commands
 
-    def run(self, seq, body):
-        """One CMD frame's body -> its REPLY body. A retried seq gets the reply it had; the new
-        state and the reply are committed together before the reply leaves."""
+    def run(self, seq, body, ftype=wire.CMD):
+        """One CMD (or ACMD) frame's body -> its REPLY body. A retried seq gets the reply it had
+        (an ACMD's only to an ACMD of the session); the new state and the reply are committed
+        together before the reply leaves."""
+        authed = ftype == wire.ACMD
+        if authed:
+            try:
+                counter, body = self.sessions.verify(seq, body)
+            except wire.WireError as e:
+                return wire.encode_reply_error(e.code, str(e))
+            except AuthError as e:
+                return wire.encode_reply_error(e.code, e.message)
         if seq == 0:
             self.replies = []
         else:
-            for pair in self.replies:
-                if pair[0] == seq:
-                    return pair[1]
+            for entry in self.replies:
+                if entry[0] == seq and entry[2] == authed:
+                    return entry[1]
+        self.role = wire.ROLE_PUBLIC
         try:
+            if authed:
+                self.sessions.accept(counter)
+                self.role = self.sessions.role
             cid, args = wire.decode_command(body)
             reply = wire.encode_reply_ok(wire.COMMAND_REPLY[cid], self.execute(cid, args))
         except wire.WireError as e:
             reply = wire.encode_reply_error(e.code, str(e))
-        except CommandError as e:
+        except (CommandError, AuthError) as e:
             reply = wire.encode_reply_error(e.code, e.message)
         except Exception as e:  # a fault in the shoe itself: report it, keep serving
             self.hal.log("command failed: %r" % (e,))
             reply = wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
+        self.role = wire.ROLE_PUBLIC
         if seq:
-            self.replies.append((seq, reply))
+            self.replies.append((seq, reply, authed))
             if len(self.replies) > wire.REPLY_CACHE:
                 self.replies.pop(0)
         # read-only commands write nothing (no flash wear for a ping); nor does arming a
@@ -89,7 +143,7 @@ class Device:
             body[0] == _SIM_FAULT and self.hand is not None and not self.rec.dirty(self.hand)))
         if self.hand is not None and not quiet:
             # what the command did, and its reply, reach the flash before the reply leaves
-            self.rec.commit(self.hand, reply=(seq, reply) if seq else None)
+            self.rec.commit(self.hand, reply=(seq, reply, authed) if seq else None)
         return reply
 
     def _before_feed(self, route):
@@ -106,6 +160,7 @@ class Device:
             raise CommandError(wire.UNKNOWN_COMMAND, "unknown command %s" % name)
         if self.maintenance and name != "maintenance":
             raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
+        self._allowed(cid, name)
         if name in _SIM_COMMANDS:
             self._sim()
         elif name in _DEALING:
@@ -121,6 +176,64 @@ class Device:
             self.collect()
         return out
 
+    def _allowed(self, cid, name):
+        """The role check: the command's least role against the session's; a shoe without a
+        key (installation) or locked by its firmware check runs no hand."""
+        need = wire.COMMAND_ROLE[cid]
+        if need == wire.ROLE_PUBLIC:
+            return
+        if not self.sessions.provisioned():
+            if name == "maintenance":
+                return  # installation: the REPL is how the key gets there (facedown provision)
+            raise CommandError(wire.DENIED, "%s: this shoe has no key; provision it (facedown "
+                                            "provision), then log in" % name)
+        if self.role < need and not (name == "maintenance" and self._key_switch()):
+            raise CommandError(wire.DENIED, "%s needs a %s session: log in (facedown login)" % (
+                name, wire.ROLES[need]))
+        if self.locked and need == wire.ROLE_TABLE:
+            raise CommandError(wire.DENIED, "locked: " + self.locked + "; deploy the firmware "
+                                            "again (facedown deploy)")
+        if self.locked and name == "config":
+            raise CommandError(wire.DENIED, "locked: " + self.locked)
+
+    def _key_switch(self):
+        switch = getattr(self.hal, "maintenance_switch", None)
+        return switch is not None and switch()
+
+    def cmd_challenge(self, role):
+        return self.sessions.cmd_challenge(role)
+
+    def cmd_login(self, nonce, proof, time):
+        return self.sessions.cmd_login(nonce, proof, time)
+
+    def cmd_logout(self):
+        self.sessions.logout()
+        return ()
+
+    def cmd_audit(self, first, offset):
+        cache = self.exports
+        if offset == 0 or cache is None or cache[0] != first:
+            cache = self.exports = (first, self.audit.export(first))
+        doc = cache[1]
+        return (len(doc), doc[offset:offset + 180])
+
+    def cmd_telemetry(self, offset):
+        """Counters and faults, never a card (WAC 230-16-152)."""
+        doc = json.dumps({
+            "firmware": FIRMWARE_VERSION, "device": self.hal.device_id, "boots": self.boots,
+            "hands": self.hand_no, "cards_dealt": self.counts["cards"],
+            "shuffles": self.counts["shuffles"], "procedures": self.counts["procedures"],
+            "misdeals": self.counts["misdeals"], "faults": self.faults_count(),
+            "failed_logins": self.sessions.failures, "forged_commands": self.sessions.forged,
+            "provisioned": self.sessions.provisioned(), "locked": self.locked,
+            "journal_problems": len(self.journal.problems), "audit_records": self.audit.n,
+        }).encode()
+        return (len(doc), doc[offset:offset + 180])
+
+    def faults_count(self):
+        fired = getattr(self.mech, "fired", 0)
+        return {"mechanism": fired}
+
     def cmd_identify(self, offset):
         return None  # the link answers identify itself (its reply is preformatted)
 
@@ -130,12 +243,17 @@ class Device:
     def cmd_maintenance(self):
         """Leave the protocol: once the reply is out, the main loop ends and the REPL has the
         line (facedown deploy / verify). Not between cards: a hand in progress is refused.
-        (v1 asks for no authentication; a later version requires an authenticated session.)"""
+        Needs a maintenance session, or the reference shoe's key switch, or a shoe that has
+        no key yet (installation: provisioning writes it over the REPL)."""
         h = self.hand
         if h is not None and h.status == DEALING and h.z.log:
             raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before "
                                                  "maintenance")
         self.maintenance = True
+        actor = self.sessions.actor() if self.role else (
+            "key-switch" if self.sessions.provisioned() else "installation")
+        self.audit.add(actor, "maintenance", "the REPL takes the line")
+        self.hal.store.write("maint.actor", actor)
         return ()
 
     def cmd_resume(self, number):
@@ -163,6 +281,9 @@ class Device:
         Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
                                                                             else 1))
         self.config = [game, seats, button, rules, house]
+        self.audit.add(self.sessions.actor(), "config", "%s, seats %s, %s%s" % (
+            game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
+            else ""))
         if self.hand is not None and self.hand.status == DEALING:
             self.hand.end()  # a hand with no card dealt yet is simply closed
             self.collect()
@@ -211,6 +332,7 @@ class Device:
             self.rec.commit(self.hand)
         self.hand = hand
         self.hand_no = self.hand_no % 0xFFFF + 1
+        self.hal.store.write("counters", json.dumps(self.counts))  # once a hand: little wear
         self.logged = 0
         self.rec.begin(hand, self.hand_no, config_json(game, seats, hand.button, rules, house))
         return ()
@@ -262,14 +384,17 @@ class Device:
 
     def cmd_status(self, offset):
         """The table (as the hand record without its log) in chunks; offset 0 takes a new one."""
-        if offset == 0 or self.status_cache is None:
-            self.status_cache = self.status_json()
-        doc = self.status_cache
+        see = self.role >= wire.ROLE_TABLE
+        if offset == 0 or self.status_cache is None or self.status_cache[0] != see:
+            self.status_cache = (see, self.status_json(see))
+        doc = self.status_cache[1]
         return (self.hand_no, self.event_next, doc[offset:offset + 160])
 
-    def status_json(self):
+    def status_json(self, see=True):
+        """The table as JSON; without see (no table session) the down cards are "??"."""
         out = {"hand": self.hand_no, "configured": self.config is not None,
-               "events": self.event_next}
+               "events": self.event_next, "locked": self.locked,
+               "session": wire.ROLES[self.role]}
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
                              "button": self.config[2], "rules": self.config[3],
@@ -280,6 +405,8 @@ class Device:
             gc.collect()
             rec = record(self.hand, log=False)
             del rec["log"]
+            if not see:
+                _mask_record(rec)
             out["table"] = rec
         return json.dumps(out).encode()
 
@@ -328,6 +455,7 @@ class Device:
         if n <= self.logged:
             return
         new = log[self.logged * 4:]
+        self._count(new)
         last = self.held[-1] if self.held else None
         if last is not None and last[1] == self.hand_no:
             last[2].extend(new)
@@ -335,6 +463,23 @@ class Device:
             self.held.append([self.event_next, self.hand_no, bytearray(new)])
         self.event_next += n - self.logged
         self.logged = n
+
+    def _count(self, entries, audit=True):
+        """Telemetry counters (no card data) and audit records from new log entries."""
+        c = self.counts
+        for i in range(0, len(entries), 4):
+            op = entries[i]
+            if op == _OP_MOVE and entries[i + 2] == 0:
+                c["cards"] += 1
+            elif op == _OP_SHUFFLE:
+                c["shuffles"] += 1
+            elif op == _OP_PROC:
+                c["procedures"] += 1
+            elif op == _OP_STATUS and entries[i + 1] == MISDEAL:
+                c["misdeals"] += 1
+                if audit:
+                    self.audit.add(self.sessions.actor(), "misdeal", "hand %d: %s" % (
+                        self.hand_no, self.hand.reason or ""))
 
     def collect_now(self):
         """Mid-operation: number the new log entries and commit them, so they can be sent now.
@@ -369,7 +514,10 @@ class Device:
                 number = first
             if number < first + count:
                 i = (number - first) * 4
-                return number, hand, entries[i:i + limit * 4]
+                out = entries[i:i + limit * 4]
+                if self.sessions.role < wire.ROLE_TABLE:
+                    out = _mask_events(out)
+                return number, hand, out
         return None
 
     def oldest(self):
@@ -402,6 +550,7 @@ class Device:
             self.hal.log("journal: hand %d cannot be rebuilt (%r)" % (oh.number, e))
             return
         self.hand = hand
+        self._count(oh.entries, audit=False)  # the counters were saved when this hand began
         self.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
         self.logged = len(oh.entries) // 4
         self.rec.logged = self.logged
@@ -470,6 +619,26 @@ class Device:
         self.recovery = None
         return ()
 
+def _mask_record(rec):
+    """What anyone at the table sees: face-up and board cards; the others as "??"."""
+    for held in rec["seats"].values():
+        for c in held:
+            if not c["up"]:
+                c["card"] = "??"
+    for name in ("burns", "muck", "aside"):
+        rec[name] = ["??"] * len(rec[name])
+
+
+def _mask_events(entries):
+    """Event entries as anyone may see them: a card that goes face down anywhere but the board
+    travels as HIDDEN (the table session gets it)."""
+    out = bytearray(entries)
+    for i in range(0, len(out), 4):
+        if out[i] == _OP_MOVE and not out[i + 3] & 0x80 and out[i + 3] != _BOARD:
+            out[i + 1] = wire.HIDDEN
+    return out
+
+
 def _history_doc(h):
     head = h["head"]
     flags = (1 if h["hash"] is not None else 0) | (2 if h["damaged"] else 0)
@@ -484,10 +653,18 @@ def _history_doc(h):
     return doc
 
 
+_OP_MOVE = 1
+_BOARD = 1
+_OP_SHUFFLE = 2
+_OP_PROC = 4
+_OP_STATUS = 8
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
-              wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"])
+              wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],
+              wire.COMMAND_IDS["challenge"], wire.COMMAND_IDS["login"],
+              wire.COMMAND_IDS["logout"], wire.COMMAND_IDS["audit"],
+              wire.COMMAND_IDS["telemetry"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 

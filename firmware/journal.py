@@ -14,7 +14,7 @@
 #   CONFIG  the table's configuration (JSON)
 #   HAND    a hand begins: hand number u16, first event u32, then its configuration (JSON)
 #   COMMIT  what happened since the last commit: n u8, n engine log entries (4 bytes each),
-#           flags u8 (1: a card is about to be fed, 2: a reply follows), m u8, m (offset, value)
+#           flags u8 (1: a card is about to be fed, 2: a reply follows, 4: it answered an ACMD), m u8, m (offset, value)
 #           changes of the hand's 147-byte counter image, [route u8], [seq u16, reply bytes]
 #   CLOSE   the hand is over: hand number u16, SHA-256 chain hash (32 bytes) over the previous
 #           hand's hash, this hand's HAND payload and all its entries
@@ -64,6 +64,7 @@ R_CLOSE = 5
 MAGIC = b"FDJ1"
 F_FEED = 1
 F_REPLY = 2
+F_ACMD = 4  # the reply answered an authenticated command (ACMD): only an ACMD retry gets it
 NONE32 = 0xFFFFFFFF
 ZERO_HASH = bytes(32)
 
@@ -94,7 +95,7 @@ class OpenHand:
         self.head = head            # the HAND payload (hashed into the chain)
         self.entries = bytearray()
         self.image = None           # the counter image after the last commit
-        self.reply = None           # (seq, reply) of the last command
+        self.reply = None           # (seq, reply, authenticated) of the last command
         self.feeding = -1           # route of a feed committed but never settled, else -1
 
 
@@ -290,7 +291,7 @@ class Journal:
             if flags & F_FEED:
                 i += 1
             if flags & F_REPLY:
-                h.reply = (_u16(p, i), p[i + 2:])
+                h.reply = (_u16(p, i), p[i + 2:], bool(flags & F_ACMD))
         elif t == R_CLOSE:
             if self.hand is not None:
                 self.chain = p[2:34]
@@ -381,7 +382,8 @@ class Journal:
         """Make durable what happened since the last commit (before it is reported, and before
         the next card moves)."""
         h = self.hand
-        flags = (F_FEED if feeding >= 0 else 0) | (F_REPLY if reply is not None else 0)
+        flags = (F_FEED if feeding >= 0 else 0) | (F_REPLY if reply is not None else 0) | \
+            (F_ACMD if reply is not None and len(reply) > 2 and reply[2] else 0)
         p = bytearray((len(entries) // 4,))
         p += entries
         p.append(flags)

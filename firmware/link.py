@@ -36,8 +36,8 @@ class Link:
         """One round: read what arrived, answer commands, send events. True if it did work."""
         work = self.receive()
         while self.queue and not self.busy:
-            seq, body = self.queue.pop(0)
-            self.command(seq, body)
+            seq, body, ftype = self.queue.pop(0)
+            self.command(seq, body, ftype)
             work = True
         return self.send_events() or work
 
@@ -64,13 +64,13 @@ class Link:
 
     def frames(self, frames):
         for ftype, seq, body in frames:
-            if ftype == wire.CMD:
+            if ftype == wire.CMD or ftype == wire.ACMD:
                 if self.busy:
                     if seq != self.busy and len(self.queue) < QUEUE and \
                             not [q for q in self.queue if q[0] == seq]:
-                        self.queue.append((seq, body))
+                        self.queue.append((seq, body, ftype))
                 else:
-                    self.command(seq, body)
+                    self.command(seq, body, ftype)
             elif ftype == wire.ACK:
                 try:
                     self.acked(wire.decode_ack(body))
@@ -79,14 +79,15 @@ class Link:
             elif ftype == wire.NAK:
                 self.retransmit()
 
-    def command(self, seq, body):
-        if len(body) == 3 and body[0] == IDENTIFY:
+    def command(self, seq, body, ftype=wire.CMD):
+        if ftype == wire.CMD and len(body) == 3 and body[0] == IDENTIFY:
+            caps = self.caps | (wire.CAP_AUTH if self.dev.sessions.provisioned() else 0)
             reply = wire.identify_reply(body[1] | (body[2] << 8), FIRMWARE_VERSION,
-                                        self.dev.hal.device_id, self.caps)
+                                        self.dev.hal.device_id, caps)
         else:
             self.busy = seq or 0x10000
             try:
-                reply = self.dev.run(seq, body)
+                reply = self.dev.run(seq, body, ftype)
             finally:
                 self.busy = 0
             if self.dev.resend_from:

@@ -17,12 +17,23 @@ def select_hal():
     return SimHal()
 
 
+HAL = []  # the hardware face, once built (the failure path asks it about the key switch)
+
+
 def main():
+    import gc
+
+    hal = select_hal()
+    HAL.append(hal)
+    from integrity import boot  # first, while the heap is nearly empty
+
+    checked = boot(hal.store)
+    del sys.modules["integrity"]
+    gc.collect()
     from device import Device
     from link import Link
 
-    hal = select_hal()
-    device = Device(hal)
+    device = Device(hal, checked)
     port = hal.open_port()
     link = Link(port, device, hal.clock, hal.caps)
     hal.mech.idle = link.idle
@@ -41,10 +52,52 @@ def device_version():
     return FIRMWARE_VERSION
 
 
+def production():
+    """A shoe with its key is in production: no REPL on the line unless the maintenance key
+    switch is turned (the technician's physical presence)."""
+    import os
+
+    try:
+        os.stat("device.key")
+    except OSError:
+        return False  # installation: the REPL is how the key and the firmware get there
+    try:
+        return not HAL[0].maintenance_switch()
+    except Exception:  # no HAL to ask: the switch counts as off
+        return True
+
+
+def halt():
+    """The firmware failed on a shoe in production: never the REPL (a crash must not open the
+    device to whoever is on the cable). Motors are off (pins reset); nothing is dealt; a
+    technician turns the maintenance key and power-cycles to repair it (facedown deploy)."""
+    import micropython
+
+    micropython.kbd_intr(-1)  # Ctrl-C on the line must not break out to the REPL
+    if sys.platform != "rp2":
+        from hal.sim import power_off  # the simulator: the process stops, nothing answers
+
+        power_off()
+    try:
+        HAL[0].stop_watchdog()  # no reboot loop writing the flash over and over
+    except Exception:
+        pass
+    import time
+
+    while True:
+        try:
+            time.sleep(1)
+        except BaseException:
+            pass
+
+
 try:
     main()
-except Exception as e:  # then the REPL: the line is the REPL's, as after maintenance
-    sys.print_exception(e, sys.stderr)  # a Pico's stderr is USB; the virtual shoe's, its log
+except Exception as e:  # a Pico's stderr is USB; the virtual shoe's, its log
+    sys.print_exception(e, sys.stderr)
+    if production():
+        halt()
+    # otherwise the REPL takes the line, as after maintenance (installation, or the key turned)
 except BaseException as e:
     if type(e).__name__ == "PowerCut":  # the simulator's power cut: the process dies now
         from hal.sim import power_off   # (-i would hand the line to the REPL instead)

@@ -36,6 +36,7 @@ REPLY = const(2)  # device -> host: the reply; SEQ = the command's SEQ
 EVENT = const(3)  # device -> host: engine log entries; SEQ = low 16 bits of the first event number
 ACK = const(4)  # host -> device: body u32 = highest event number received contiguously
 NAK = const(5)  # either way: a corrupt frame was received; body empty (or a u8 hint)
+ACMD = const(6)  # host -> device: an authenticated command (SPEC.md, "Sessions")
 
 FRAME_TYPES = (
     (CMD, "CMD", "host -> device", "command: u8 command id, then its arguments"),
@@ -45,6 +46,7 @@ FRAME_TYPES = (
     (ACK, "ACK", "host -> device",
      "u32 highest event number received contiguously; never answered"),
     (NAK, "NAK", "either", "a corrupt frame was received; empty or a u8 hint; never answered"),
+    (ACMD, "ACMD", "host -> device", "u32 session counter, 32-byte tag, then a CMD body"),
 )
 
 # NAK hints (optional one-byte NAK body; receivers must accept and ignore any NAK body)
@@ -76,6 +78,7 @@ VERSION = const(5)
 BUSY = const(6)
 DENIED = const(7)
 FAULT = const(8)
+SESSION = const(9)
 
 ERRORS = (
     (OK, "OK", "success: the reply data follows"),
@@ -87,8 +90,10 @@ ERRORS = (
     (WRONG_STATE, "WRONG_STATE", "the command is not allowed now (e.g. deal before config)"),
     (VERSION, "VERSION", "the frame type or protocol version is not supported by the device"),
     (BUSY, "BUSY", "the device cannot take the command now (event buffer full, mechanism busy)"),
-    (DENIED, "DENIED", "not permitted: a simulator command on a real shoe, or not authorised"),
+    (DENIED, "DENIED", "not permitted: a simulator command on a shoe, a higher role needed, a "
+     "failed login, a forged or replayed ACMD"),
     (FAULT, "FAULT", "the mechanism or the engine failed; the message says why"),
+    (SESSION, "SESSION", "an ACMD but no session (none, expired, ended, or a restart): log in"),
 )
 
 # capability bits (identify reply)
@@ -100,8 +105,20 @@ CAPABILITIES = (
     (CAP_SIM, "CAP_SIM", "simulated mechanism: the sim_* commands are available"),
     (CAP_JOURNAL, "CAP_JOURNAL",
      "events are journalled in flash: resume works across a power cycle"),
-    (CAP_AUTH, "CAP_AUTH", "commands need authorisation (reserved: no v1 command uses it)"),
+    (CAP_AUTH, "CAP_AUTH", "the shoe has its key: commands need a session of their role"),
 )
+
+# --- sessions (SPEC.md, "Sessions") --------------------------------------------------------------
+# Roles, lowest first; a session of a role may run the commands of the roles below it.
+ROLE_PUBLIC = const(0)  # anyone on the link: what the table sees
+ROLE_TABLE = const(1)  # the dealer's console: also the down cards; runs the hand
+ROLE_MAINTENANCE = const(2)  # a technician: configuration, histories, audit, deploy
+ROLES = ("public", "table", "maintenance")
+NONCE = const(16)  # bytes of a challenge or login nonce
+TAG = const(32)  # bytes of an HMAC-SHA256 tag (never truncated)
+ACMD_HEADER = const(36)  # u32 counter + tag before the CMD body
+HIDDEN = const(63)  # the card code a role that may not see a card gets in its place
+
 
 # --- message catalogue -------------------------------------------------------------------------
 # Rows (id, name, direction, args_format, doc). direction: "cmd" = a command's arguments
@@ -200,10 +217,19 @@ MESSAGES = (
      "leave the protocol for maintenance: the device replies OK, then its main loop ends and "
      "the serial line (the USB CDC) belongs to the MicroPython REPL, where mpremote copies and "
      "checks the firmware files (facedown deploy, facedown verify); a reset returns to the "
-     "protocol. WRONG_STATE while a hand is in progress. Not authenticated in v1: a later "
-     "version will require an authenticated maintenance session (CAP_AUTH, the maintenance "
-     "key switch)"),
+     "protocol. WRONG_STATE while a hand is in progress. Needs a maintenance session (or, on the "
+     "reference shoe, the maintenance key switch turned); logged in the audit log"),
     (17, "maintenance", DIR_REPLY, "", "no data"),
+    (18, "challenge", DIR_CMD, "B", "role: open a session of role 1 table or 2 maintenance"),
+    (18, "challenge", DIR_REPLY, "y", "nonce: 16 random bytes for one login attempt"),
+    (19, "login", DIR_CMD, "yyI", "nonce, proof, time: host nonce, HMAC proof, Unix time"),
+    (19, "login", DIR_REPLY, "yI", "proof, session: the device's HMAC proof, session number"),
+    (20, "logout", DIR_CMD, "", "end the session"),
+    (20, "logout", DIR_REPLY, "", "no data"),
+    (21, "audit", DIR_CMD, "IH", "first, offset: audit records from number first, in chunks"),
+    (21, "audit", DIR_REPLY, "Hy", "size, chunk: JSON lines, at most 4096 bytes"),
+    (22, "telemetry", DIR_CMD, "H", "offset: counters and faults as JSON, in chunks"),
+    (22, "telemetry", DIR_REPLY, "Hy", "size, chunk: the document's size and the chunk"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -241,6 +267,20 @@ for _row in MESSAGES:
         EVENT_KINDS[_row[0]] = _row[1]
         EVENT_ARGS[_row[0]] = _row[3]
 del _row
+
+# the least role each command needs; the others are ROLE_PUBLIC
+_NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
+          ("maintenance", ROLE_MAINTENANCE), ("sim_fault", ROLE_TABLE),
+          ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE),
+          ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
+          ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("report", ROLE_TABLE),
+          ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))
+COMMAND_ROLE = {}  # id -> the least role that may run it
+for _id in COMMAND_NAMES:
+    COMMAND_ROLE[_id] = ROLE_PUBLIC
+for _row in _NEEDS:
+    COMMAND_ROLE[COMMAND_IDS[_row[0]]] = _row[1]
+del _row, _id
 
 
 class WireError(ValueError):
@@ -652,6 +692,55 @@ def identify_reply(offset, firmware_version, device_id, capabilities):
     return b"\x00" + head + bytes([len(chunk)]) + chunk
 
 
+# --- sessions: the bytes each MAC covers (SPEC.md, "Sessions") ----------------------------------
+def _u32(n):
+    return bytes((n & 0xFF, (n >> 8) & 0xFF, (n >> 16) & 0xFF, (n >> 24) & 0xFF))
+
+
+def login_message(role, device_id, device_nonce, host_nonce, time):
+    """What the host's login proof authenticates."""
+    return b"facedown login" + bytes((role,)) + device_id.encode() + bytes(device_nonce) + \
+        bytes(host_nonce) + _u32(time)
+
+
+def device_message(device_nonce, host_nonce):
+    """What the device's proof authenticates (the host checks it: the shoe holds the key)."""
+    return b"facedown device" + bytes(device_nonce) + bytes(host_nonce)
+
+
+def session_message(device_nonce, host_nonce):
+    """HMAC(role key, this) is the session key."""
+    return b"facedown session" + bytes(device_nonce) + bytes(host_nonce)
+
+
+def role_message(role):
+    """HMAC(device key, this) is the role's key: a table console can hold its own key without
+    holding the maintenance one."""
+    return b"facedown role " + ROLES[role].encode()
+
+
+def acmd_message(seq, counter, cmd_body):
+    """What an ACMD frame's tag authenticates: its SEQ, its counter and its command."""
+    return b"C" + bytes((seq & 0xFF, seq >> 8)) + _u32(counter) + bytes(cmd_body)
+
+
+def encode_acmd(counter, tag, cmd_body):
+    """ACMD body: u32 counter, the 32-byte tag, the CMD body."""
+    if len(tag) != TAG:
+        raise WireError("a tag is %d bytes, not %d" % (TAG, len(tag)))
+    if not _is_int(counter) or counter < 1 or counter > 0xFFFFFFFF:
+        raise WireError("session counter %r out of range" % (counter,))
+    return _u32(counter) + bytes(tag) + bytes(cmd_body)
+
+
+def decode_acmd(body):
+    """(counter, tag, CMD body) of an ACMD body."""
+    if len(body) <= ACMD_HEADER:
+        raise WireError("ACMD body of %d bytes is too short" % len(body), BAD_FRAME)
+    counter = body[0] | (body[1] << 8) | (body[2] << 16) | (body[3] << 24)
+    return counter, bytes(body[4:ACMD_HEADER]), bytes(body[ACMD_HEADER:])
+
+
 # --- events and ACKs ---------------------------------------------------------------------------
 def encode_events(first, hand, entries):
     """EVENT body: first event number (u32), hand number (u16), entries (bytes-like, 4 bytes
@@ -779,8 +868,8 @@ def _text(fmt, doc):
 def catalogue_markdown():
     """The message tables of SPEC.md (between <!-- messages --> and <!-- /messages -->)."""
     out = ["### Commands (CMD body: u8 id, then the arguments)", "",
-           "| id | command | arguments | reply data (after status 0) | description |",
-           "|---:|---|---|---|---|"]
+           "| id | command | role | arguments | reply data (after status 0) | description |",
+           "|---:|---|---|---|---|---|"]
     for row in MESSAGES:
         if row[2] != DIR_CMD:
             continue
@@ -793,8 +882,8 @@ def catalogue_markdown():
         desc = _text(fmt, doc)
         if rfmt:
             desc += ". Reply: " + _text(rfmt, rdoc)
-        out.append("| %d | `%s` | %s | %s | %s |" % (cid, name, _fields(fmt, doc),
-                                                      _fields(rfmt, rdoc), desc))
+        out.append("| %d | `%s` | %s | %s | %s | %s |" % (
+            cid, name, ROLES[COMMAND_ROLE[cid]], _fields(fmt, doc), _fields(rfmt, rdoc), desc))
     out += ["", "### Event entries (EVENT body: 4 bytes op, a, b, c each; unused bytes are 0)", "",
             "| op | event | a, b, c | description |", "|---:|---|---|---|"]
     for row in MESSAGES:

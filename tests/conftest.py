@@ -9,3 +9,29 @@ SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
 
 if FIRMWARE not in sys.path:
     sys.path.insert(0, FIRMWARE)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _facedown_home(tmp_path_factory):
+    """Key and session files go to a folder of the test run's, never the user's."""
+    home = str(tmp_path_factory.mktemp("facedown-home"))
+    saved = os.environ.get("FACEDOWN_HOME")
+    os.environ["FACEDOWN_HOME"] = home
+    for name in ("FACEDOWN_KEY", "FACEDOWN_KEY_FILE"):
+        os.environ.pop(name, None)
+    yield home
+    if saved is None:
+        os.environ.pop("FACEDOWN_HOME", None)
+    else:
+        os.environ["FACEDOWN_HOME"] = saved
+
+
+def login_cli(shoe, role="maintenance"):
+    """`facedown --port PORT login` on a virtual shoe, its key in the key store."""
+    from facedown import keys
+    from facedown.cli import main
+
+    shoe.key.save(keys.keystore_path(shoe.key.device))
+    assert main(["--port", shoe.port, "login", "--role", role]) == 0

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from facedown import cli, deploy
+from facedown import cli, deploy, keys
 from facedown.build import ROOT, build_image
 from facedown.client import Client, ShoeError
 from facedown.virtualshoe import VirtualShoe
@@ -50,11 +50,13 @@ def flash_files(flash):
 def shoe(tmp_path_factory):
     """A virtual shoe running an older firmware: source modules (no .mpy), another version."""
     flash = tmp_path_factory.mktemp("deploy") / "flash"
-    with VirtualShoe(flash=flash, compile=False) as s:
+    # (compiling the sources at import needs more heap than a deployed shoe's bytecode)
+    with VirtualShoe(flash=flash, compile=False, heapsize="384K") as s:
+        s.key.save(keys.keystore_path(s.key.device))  # `facedown provision` left it there
         path = os.path.join(s.flash, "device.py")
         with open(path) as f:
             text = f.read()
-        with open(path, "w") as f:
+        with open(path, "w") as f:  # changed after the manifest was signed: the shoe locks
             f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
         s.start(ready_line="ready", timeout=20)
         yield s
@@ -62,12 +64,34 @@ def shoe(tmp_path_factory):
 
 def test_deploy_replaces_the_firmware_and_the_shoe_boots_it(shoe, capsys):
     assert identify(shoe)["firmware"] == "0.0.1-old"
+    # a firmware file changed after its manifest was signed: the shoe is locked
+    c = shoe.connect(timeout=10)
+    try:
+        assert "device.py does not match" in c.status()["locked"]
+        with pytest.raises(ShoeError, match="locked: device.py"):
+            c.call("hand", 0)
+    finally:
+        c.close()
     code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
     assert code == 0, err
-    assert re.search(r"deployed firmware %s to .*verified.*reset" % re.escape(VERSION), out)
+    assert re.search(r"deployed firmware %s to .*verified, manifest signed.*reset" %
+                     re.escape(VERSION), out)
     reboot(shoe)
     info = identify(shoe)
     assert info["firmware"] == VERSION and "CAP_SIM" in info["capabilities"]
+    c = shoe.connect(timeout=10)
+    try:  # the deploy left it unlocked, and logged: who, what, the check's result
+        assert c.status()["locked"] is None
+        from facedown.commands import fetch_audit
+
+        records, problems = fetch_audit(c)
+        assert problems == []
+        dep = [r for r in records if r["what"] == "deploy"]
+        assert dep and dep[-1]["actor"].startswith("maintenance#") and \
+            ("firmware %s" % VERSION) in dep[-1]["detail"] and "verified" in dep[-1]["detail"]
+        assert [r for r in records if r["what"] == "locked"]
+    finally:
+        c.close()
     # every file the manifest names is in the flash folder, byte for byte
     files = flash_files(shoe.flash)
     with open(files["manifest.json"]) as f:
@@ -88,8 +112,8 @@ def test_verify_passes_on_the_deployed_shoe(shoe, capsys):
     code, out, err = facedown(capsys, "--port", shoe.port, "verify")
     assert code == 0, out + err
     assert re.search(r"verify .* against firmware %s: OK: \d+ match, 0 mismatch, 0 missing, "
-                     r"0 extra \(installed: firmware %s" % (re.escape(VERSION),
-                                                             re.escape(VERSION)), out)
+                     r"0 extra; manifest authentic \(installed: firmware %s" % (
+                         re.escape(VERSION), re.escape(VERSION)), out)
     reboot(shoe)
     assert identify(shoe)["firmware"] == VERSION
 
@@ -134,10 +158,8 @@ def test_verify_reports_a_tampered_flash(shoe, capsys):
 
 
 def test_maintenance_is_refused_mid_hand(shoe, capsys):
-    c = Client(shoe.port, timeout=10).open()
+    c = shoe.connect(timeout=10)
     try:
-        c.identify()
-        c.attach()
         c.call("config", "holdem", sum(1 << s for s in range(1, 7)), 6, "tda2024", "")
         c.call("hand", 0)
         c.call("deal", 0)
@@ -148,10 +170,8 @@ def test_maintenance_is_refused_mid_hand(shoe, capsys):
         c.close()
     code, _, err = facedown(capsys, "--port", shoe.port, "deploy")
     assert code == 2 and "a hand is in progress" in err
-    c = Client(shoe.port, timeout=10).open()
+    c = shoe.connect(timeout=10)
     try:  # the shoe kept serving the protocol all along
-        c.identify()
-        c.attach()
         c.call("end")
         c.sync()
     finally:
@@ -163,12 +183,22 @@ def test_deploy_repairs_a_shoe_whose_firmware_does_not_boot(shoe, capsys):
     shoe.stop()
     with open(os.path.join(shoe.flash, "link.mpy"), "wb") as f:
         f.write(b"not bytecode")
+    # in production a firmware that fails never hands its REPL to the cable: it stops
     shoe.start()
-    shoe.wait_for("Traceback", timeout=10)  # main.py failed: the REPL has the line
-    assert shoe.alive()
-    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
-    assert code == 0, err
-    reboot(shoe)
+    shoe.wait_for("Traceback", timeout=10)
+    assert shoe.wait_exit(10) is not None and not shoe.alive()
+    # the technician turns the maintenance key: then the failing firmware leaves the REPL
+    keyswitch = os.path.join(shoe.flash, "keyswitch")
+    open(keyswitch, "w").close()
+    try:
+        shoe.start()
+        shoe.wait_for("Traceback", timeout=10)  # main.py failed: the REPL has the line
+        assert shoe.alive()
+        code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+        assert code == 0, err
+        reboot(shoe)
+    finally:
+        os.remove(keyswitch)
     assert identify(shoe)["firmware"] == VERSION
 
 

@@ -14,8 +14,8 @@ from test_journal import Table
 
 from facedown import history
 from facedown.cli import main
-from facedown.client import Client
 from facedown.virtualshoe import VirtualShoe
+from conftest import login_cli
 
 HAND = {"game": "holdem", "seats": list(range(1, 10)), "button": 9, "seed": 1,
         "steps": [{"do": "deal"}] + [{"do": "action", "seat": s, "kind": "call"}
@@ -66,22 +66,18 @@ def shoe():
         yield s
 
 
-def play(port, hands):
+def play(shoe, hands):
     from facedown.shoereplay import replay
 
-    c = Client(port, timeout=30).open()
-    c.identify()
-    c.attach()
+    c = shoe.connect(timeout=30)
     records = [replay(c, dict(HAND, seed=k)) for k in range(hands)]
     c.close()
     return records
 
 
 def test_history_over_the_protocol_verifies_and_matches(shoe, capsys):
-    records = play(shoe.port, 4)
-    c = Client(shoe.port, timeout=30).open()
-    c.identify()
-    c.attach()
+    records = play(shoe, 4)
+    c = shoe.connect(timeout=30)
     numbers, damaged = history.stored(c)
     assert damaged == 0 and len(numbers) >= 4
     prev = None
@@ -96,6 +92,7 @@ def test_history_over_the_protocol_verifies_and_matches(shoe, capsys):
         got = dict(got)
         del got["hand"]
         assert got == want
+    login_cli(shoe, "maintenance")
     assert main(["--port", shoe.port, "history", "--last", "2"]) == 0
     out = capsys.readouterr().out
     assert "chain ok" in out and "0 failed verification" in out
@@ -105,7 +102,7 @@ def test_history_over_the_protocol_verifies_and_matches(shoe, capsys):
 
 
 def test_a_tampered_flash_is_reported_by_history(shoe, capsys):
-    play(shoe.port, 3)
+    play(shoe, 3)
     shoe.stop()
     path = os.path.join(shoe.flash, "flash.bin")
     with open(path, "r+b") as f:
@@ -115,6 +112,7 @@ def test_a_tampered_flash_is_reported_by_history(shoe, capsys):
         f.seek(0)
         f.write(data)
     shoe.start(ready_line="ready", timeout=20)
+    login_cli(shoe)  # a restart ends every session
     rc = main(["--port", shoe.port, "history", "--last", "50"])
     out = capsys.readouterr().out
     assert rc == 1

@@ -106,9 +106,7 @@ def shoe():
 
 def test_cuts_through_the_virtual_shoe(shoe):
     delivered = []
-    c = Client(shoe.port, timeout=30, on_event=lambda n, h, e: delivered.append(n)).open()
-    c.identify()
-    c.attach()
+    c = shoe.connect(timeout=30, on_event=lambda n, h, e: delivered.append(n))
     scns = bundled()
     rnd = random.Random(11)
     checked = 0

@@ -357,8 +357,12 @@ def shoe_config(capsys, port):
 def test_config_profile_on_a_virtual_shoe(tmp_path, capsys):
     from facedown.virtualshoe import VirtualShoe
 
+    from conftest import login_cli
+
     with VirtualShoe() as shoe:
         shoe.start(ready_line="ready", timeout=20)
+        login_cli(shoe, "maintenance")
+        capsys.readouterr()
         assert main(["--port", shoe.port, "config", "--profile", ROOM]) == 0
         cfg = shoe_config(capsys, shoe.port)
         assert cfg == {"game": "holdem", "seats": list(range(1, 10)), "button": 9,

@@ -175,8 +175,12 @@ def test_sim_only_reasons():
 
 @pytest.fixture(scope="module")
 def running_shoe():
-    """A virtual shoe the inner runs reach through --shoe-port, as they would a real one."""
+    """A virtual shoe the inner runs reach through --shoe-port, as they would a real one (its
+    key in the key store, where `facedown provision` leaves a real one's)."""
+    from facedown import keys
+
     with virtualshoe.VirtualShoe() as shoe:
+        shoe.key.save(keys.keystore_path(shoe.key.device))
         shoe.start(ready_line="ready", timeout=20)
         yield shoe
 

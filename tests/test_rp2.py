@@ -323,7 +323,7 @@ def test_hal_under_micropython(tmp_path):
         assert "passed " + n in out, n
 
 
-def test_device_on_the_rp2_hal():
+def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
     """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
     fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
     dealt through the PIO-driven mechanism; a jam answered as a fault with nothing lost, and the
@@ -351,12 +351,17 @@ def test_device_on_the_rp2_hal():
             return (state[0] >> 16) & 1
 
         M.board.mem[M.ROSC_RANDOMBIT] = rosc
+        # the littlefs root: a provisioned shoe, its (empty of code) manifest signed
+        monkeypatch.chdir(tmp_path)
+        from sessions import InProcess, provision
+
+        key = provision(str(tmp_path), hal.device_id)
         dev = Device(hal)
-        seq = [0]
+        assert dev.locked is None and dev.sessions.provisioned()
+        host = InProcess(dev, wire, key, "maintenance")
 
         def run(cmd, *vals):
-            seq[0] += 1
-            body = dev.run(seq[0], wire.encode_command(cmd, vals))
+            body = host.raw(cmd, *vals)
             return body[0], body
 
         code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")

@@ -49,9 +49,7 @@ def shoe():
 
 @pytest.fixture
 def client(shoe):
-    c = Client(shoe.port, timeout=20).open()
-    c.identify()
-    c.attach()
+    c = shoe.connect(timeout=20)
     yield c
     c.close()
 
@@ -115,9 +113,7 @@ def test_lossy_line_200_hands(tmp_path):
     modem = {"drop": 0.0025, "corrupt": 0.0025, "duplicate": 0.0025, "delay": 0.0025, "seed": 11}
     with VirtualShoe(nullmodem=modem) as shoe:
         shoe.start(ready_line="ready", timeout=20)
-        c = Client(shoe.port, timeout=30).open()
-        c.identify()
-        c.attach()
+        c = shoe.connect(timeout=30)
         hands = 0
         while hands < 200:
             scn = random_scenario(r)
@@ -145,9 +141,7 @@ def test_power_cycle_mid_hand_resumes_without_gap_or_duplicate():
 
     with VirtualShoe() as shoe:
         shoe.start(ready_line="ready", timeout=20)
-        c = Client(shoe.port, timeout=30, on_event=on_event).open()
-        c.identify()
-        c.attach()
+        c = shoe.connect(timeout=30, on_event=on_event)
         c.call("config", "holdem", 0b1111111110, 9, "tda2024", "{}")
         c.call("hand", 0)
         c.call("deal", 0)

@@ -20,9 +20,7 @@ def shoe():
 
 def test_a_mirror_from_status_follows_the_stream(shoe):
     events = []
-    c = Client(shoe.port, timeout=30, on_event=lambda n, h, e: events.append(e)).open()
-    c.identify()
-    c.attach()
+    c = shoe.connect(timeout=30, on_event=lambda n, h, e: events.append(e))
     c.call("config", "holdem", 0b1111111110, 9, "tda2024", "{}")
     c.call("hand", 0)
     c.call("deal", 0)

@@ -46,6 +46,7 @@ from hal.rp2mech import (Beam, Beams, Diverter, Entropy, Mechanism, Reader, Timi
                          MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
                          WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
+from hal.store import DirStore
 from journal import BLOCK, JOURNAL_BLOCKS
 from shoe.rng import SeededRandom
 
@@ -141,6 +142,7 @@ class Rp2Hal:
                      % (size // 1024, JOURNAL_START // 1024, FS_BYTES // 1024))
         self.rosc = Entropy(_rosc_bit)
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
+        self.store = DirStore("")  # the littlefs root: device.key, audit.log, counters
         self.wdt = None
         self.hands = 0
 
@@ -153,7 +155,9 @@ class Rp2Hal:
         t = Timing(pm)
         self.timing = t
         Pin = machine.Pin
-        self.debug = pm.asserted("maint_key", self._input("maint_key").value())
+        self.maint_pin = self._input("maint_key")
+        self.maint_level = pm.level("maint_key")
+        self.debug = self.maintenance_switch()
         # the feed stepper: STEP from the PIO, DIR and EN plain outputs (driver off at first)
         fs = pm.feed_stepper
         en = Pin(pm.gpio(fs.enable), Pin.OUT, value=1 - pm.level(fs.enable))
@@ -203,6 +207,11 @@ class Rp2Hal:
         if s.pull == "down":
             return Pin(s.gpio, Pin.IN, Pin.PULL_DOWN)
         return Pin(s.gpio, Pin.IN)
+
+    def maintenance_switch(self):
+        """The maintenance key switch is turned (now): maintenance without a session, and, at
+        power-up, a firmware that fails leaves its REPL to the technician."""
+        return (1 if self.maint_pin.value() else 0) == self.maint_level
 
     def _beam(self, name, hold_us):
         return Beam(self._input(name), self.pm.level(name), hold_us, self.clock)

@@ -9,6 +9,7 @@ import time
 
 from shoe.rng import SeededRandom
 from hal.simmech import SimMech
+from hal.store import DirStore
 
 from journal import JOURNAL_BLOCKS
 
@@ -19,29 +20,6 @@ LOG = "shoe.log"
 class Clock:
     ticks_ms = staticmethod(time.ticks_ms)
     ticks_diff = staticmethod(time.ticks_diff)
-
-
-class DirStore:
-    """Files in the flash folder. write() is atomic: a new file is renamed over the old one."""
-
-    def __init__(self, folder="."):
-        self.folder = folder
-
-    def _path(self, name):
-        return self.folder + "/" + name
-
-    def read(self, name):
-        try:
-            with open(self._path(name)) as f:
-                return f.read()
-        except OSError:
-            return None
-
-    def write(self, name, text):
-        tmp = self._path(name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.rename(tmp, self._path(name))
 
 
 class PtyPort:
@@ -164,6 +142,19 @@ class SimHal:
                                  personalization=self.device_id.encode())
         self.drbg.cycle((time.ticks_us() & 0xFFFFFFFF).to_bytes(4, "little"))  # move on
         return self.drbg
+
+    def maintenance_switch(self):
+        """The simulated maintenance key switch: turned while a file "keyswitch" is in the
+        flash folder."""
+        try:
+            os.stat("keyswitch")
+            return True
+        except OSError:
+            return False
+
+    def entropy(self, n):
+        """Unpredictable bytes (session nonces): the host's entropy."""
+        return os.urandom(n)
 
     def open_port(self):
         if not self.port_path:

@@ -4,6 +4,7 @@ after a reconnect or a power cycle with no gap). The same code path for a real s
 for a virtual shoe on a pseudo-terminal."""
 
 import json
+import os
 import time
 
 import serial
@@ -12,6 +13,7 @@ from .engine import wire
 from .errors import UserError
 
 W = wire()
+PUBLIC_HANDSHAKE = ("identify", "challenge", "login")  # never sent as ACMD
 
 
 class ShoeError(UserError):
@@ -59,6 +61,9 @@ class Client:
         self.gap = False
         self.t_rx = 0.0
         self.info = None
+        self.session = None              # keys.Session: commands go as ACMD frames
+        self.credentials = None          # (keys.Key, role): log in again when a session ends
+        self.on_session = None           # called after each ACMD (e.g. to save its counter)
         self.stats = {"frames_sent": 0, "frames_received": 0, "retries": 0, "events": 0,
                       "duplicate_events": 0, "bad_frames": 0, "fast_retries": 0, "gaps": 0, "bytes_sent": 0,
                       "bytes_received": 0, "reconnects": 0}
@@ -159,6 +164,13 @@ class Client:
                 return
             for i, entry in enumerate(entries):
                 number = first + i
+                if self.credentials is not None and entry[0] == 1 and entry[1] == W.HIDDEN \
+                        and number > self.last_event:
+                    # sent while the shoe had no session for us (it restarted): not the stream
+                    # this client logs in for; taken again, whole, after it has logged in
+                    self.stats["hidden_dropped"] = self.stats.get("hidden_dropped", 0) + 1
+                    self.gap = True
+                    break
                 if number <= self.last_event:
                     self.stats["duplicate_events"] += 1
                 elif number == self.last_event + 1:
@@ -186,19 +198,45 @@ class Client:
 
     def call(self, name, *args, seq=None):
         """Send a command and wait for its reply (retransmitting on the RFC 6298 timer). Returns
-        the reply's values; raises ShoeError for an error reply, LinkDown if the shoe is gone."""
+        the reply's values; raises ShoeError for an error reply, LinkDown if the shoe is gone.
+        With a session, the command goes as an ACMD; if the shoe has lost the session (it
+        restarted) and this client holds the key, it logs in again and sends the same command
+        (same seq: if it was carried out before, the shoe answers with the reply it had)."""
         if seq is None:
             self.seq = W.next_seq(self.seq)
             seq = self.seq
         body = W.encode_command(name, args)
         cid = W.command_id(name)
+        relogged = False
+        while True:
+            session = self.session if name not in PUBLIC_HANDSHAKE else None
+            frame = session.frame_body(seq, body) if session is not None else body
+            reply = self._exchange(W.ACMD if session is not None else W.CMD, seq, frame, name)
+            if session is not None and self.on_session is not None:
+                self.on_session(session)
+            try:
+                code, values = W.decode_reply(reply, W.COMMAND_REPLY[cid])
+            except W.WireError as e:
+                raise ShoeError(W.BAD_FRAME, "unreadable reply: %s" % e, name)
+            if session is not None and self.session is not session and code != W.OK:
+                continue  # logged in again meanwhile (the shoe restarted): same seq, new tag
+            if code == W.SESSION and session is not None and self.credentials is not None \
+                    and not relogged:
+                relogged = True
+                self.login(*self.credentials)
+                continue
+            if code != W.OK:
+                raise ShoeError(code, values, name)
+            return values
+
+    def _exchange(self, ftype, seq, body, name):
         deadline = time.monotonic() + self.timeout
         tries = 0
         rto = self.rto.rto / 1000.0
         if name in self.MOVES:  # the shoe may be moving cards (and writing flash) first
             rto = max(rto, self.MOVE_WAIT)
         while True:
-            self._write(W.CMD, seq, body)
+            self._write(ftype, seq, body)
             tries += 1
             sent = time.monotonic()
             self.nak = False
@@ -221,14 +259,45 @@ class Client:
             else:
                 self.stats["retries"] += 1
                 rto = min(rto * 2, W.RTO_MAX_MS / 1000.0)
-        reply = self.replies.pop(seq)
-        try:
-            code, values = W.decode_reply(reply, W.COMMAND_REPLY[cid])
-        except W.WireError as e:
-            raise ShoeError(W.BAD_FRAME, "unreadable reply: %s" % e, name)
-        if code != W.OK:
-            raise ShoeError(code, values, name)
-        return values
+        return self.replies.pop(seq)
+
+    def login(self, key, role, keep=True):
+        """Open a session of role ("table" or "maintenance") with key (keys.Key): challenge,
+        proof, and the shoe's proof that it holds the key too. keep: remember the key to log
+        in again by itself if the shoe restarts. Returns the session."""
+        from . import keys as K
+
+        number = K.ROLES.get(role)
+        if number is None:
+            raise UserError("a session's role is table or maintenance, not %r" % (role,))
+        if self.info is None:
+            self.identify()
+        device = self.info["device_id"]
+        if key.device and key.device != device:
+            raise UserError("the key is for %s, but this shoe is %s" % (key.device, device),
+                            hint="use that shoe's key file")
+        rkey = key.for_role(number)
+        self.session = None
+        (dnonce,) = self.call("challenge", number)
+        hnonce = os.urandom(W.NONCE)
+        when = int(time.time())
+        proof = K.login_proof(rkey, number, device, dnonce, hnonce, when)
+        dproof, session_no = self.call("login", hnonce, proof, when)
+        if not K.check_device_proof(rkey, dnonce, hnonce, dproof):
+            raise UserError("the shoe on %s did not prove it holds the key: it is not %s" % (
+                self.path, device), hint="check which shoe is on this port")
+        self.session = K.Session(device, role, K.session_key(rkey, dnonce, hnonce), session_no)
+        if keep:
+            self.credentials = (key, role)
+        return self.session
+
+    def logout(self):
+        if self.session is not None:
+            try:
+                self.call("logout")
+            finally:
+                self.session = None
+                self.credentials = None
 
     def identify(self, catalogue=False):
         """The handshake: versions, device id, capabilities, and (if asked: it is several KB)
@@ -255,7 +324,10 @@ class Client:
     def resume(self):
         """After a (re)connect: ask for every event after the last one received. If the shoe
         no longer holds some of them, the gap is counted and the stream goes on from what it
-        has (the table is then re-read with status)."""
+        has (the table is then re-read with status). A client that holds its key logs in again
+        first (a restart ended the session; events sent without one hide the down cards)."""
+        if self.credentials is not None:
+            self.login(*self.credentials)
         first, nxt = self.call("resume", self.last_event + 1)
         start = min(max(self.last_event + 1, first), nxt)
         if start != self.last_event + 1:
@@ -288,3 +360,36 @@ class Client:
                 raise LinkDown("events up to %d did not arrive (have %d)" % (upto,
                                                                              self.last_event))
             self.pump(0.01)
+
+
+def connect(port, key=None, role="maintenance", backlog=False, cls=Client, stored=False,
+            **kwargs):
+    """A Client on port: opened, identified, in a session and attached to the event stream.
+    The session: logged in with key (keys.Key); or, with stored, the one `facedown login`
+    opened for this port, else a new one with the shoe's key from $FACEDOWN_KEY_FILE,
+    $FACEDOWN_KEY or the key store; with neither, none (what anyone on the link may see)."""
+    from . import keys
+
+    client = cls(port, **kwargs).open()
+    try:
+        device = client.identify()["device_id"]
+        client.call("ping", 0, seq=0)  # our own numbering: no reply cached for another host
+        if key is None and stored:
+            session = keys.load_session(port)
+            if session is not None and session.device == device:
+                client.session = session
+                client.on_session = lambda s: keys.save_session(port, s)
+            else:
+                key = keys.find_key(device)
+        if key is not None:
+            client.login(key, role)
+        client.attach(backlog)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def connect_port(port, role="maintenance", backlog=False, cls=Client, **kwargs):
+    """connect() to a shoe given by its port, with the session there is for it (stored)."""
+    return connect(port, None, role, backlog, cls, stored=True, **kwargs)

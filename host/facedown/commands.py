@@ -107,14 +107,171 @@ def add_command(sub):
     p.set_defaults(func=recover)
 
 
+    p = sub.add_parser("login", help="open a session for the commands that follow (the key "
+                                     "from --key-file, $FACEDOWN_KEY_FILE, $FACEDOWN_KEY or "
+                                     "the key store; never from an argument)")
+    p.add_argument("--role", choices=("table", "maintenance"), default="table")
+    p.add_argument("--key-file", metavar="FILE", help="the shoe's key file")
+    p.set_defaults(func=login)
+
+    p = sub.add_parser("logout", help="end the session")
+    p.set_defaults(func=logout)
+
+    p = sub.add_parser("audit", help="the shoe's audit log, its hash chain checked "
+                                     "(maintenance session)")
+    p.add_argument("--json", action="store_true", help="the records as JSON lines")
+    p.set_defaults(func=audit)
+
+    p = sub.add_parser("keys", help="the key store: list the shoes' keys, or derive a table key")
+    p.add_argument("action", choices=("list", "derive"))
+    p.add_argument("--device", help="derive: the shoe's id (its key in the key store)")
+    p.add_argument("--key-file", metavar="FILE", help="derive: from this key file instead")
+    p.add_argument("--role", choices=("table", "maintenance"), default="table")
+    p.add_argument("--out", metavar="FILE", help="derive: where to write the role's key file")
+    p.set_defaults(func=keys_command)
+
+    p = sub.add_parser("telemetry", help="counters and faults (never card data)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=telemetry)
+
+
 def connect(args, backlog=False, on_event=None, catalogue=False):
+    """A client on --port, identified and attached, with the session `facedown login` opened
+    (if any) for this port and shoe."""
+    from . import keys
+
     if not args.port:
         raise UserError("this command talks to a shoe: give --port PORT",
                         hint="`facedown sim` starts a virtual shoe and prints its port")
     client = Client(args.port, on_event=on_event).open()
-    client.identify(catalogue)
+    info = client.identify(catalogue)
+    session = keys.load_session(args.port)
+    if session is not None and session.device == info["device_id"]:
+        client.session = session
+        client.on_session = lambda s: keys.save_session(args.port, s)
     client.attach(backlog)
     return client
+
+
+def login(args):
+    from . import keys
+
+    client = Client(args.port).open() if args.port else None
+    if client is None:
+        raise UserError("login talks to a shoe: give --port PORT")
+    try:
+        info = client.identify()
+        key = keys.find_key(info["device_id"], args.key_file)
+        if key is None:
+            raise UserError("no key for %s" % info["device_id"],
+                            hint="give --key-file FILE or set $FACEDOWN_KEY_FILE (facedown "
+                                 "provision wrote the shoe's key file)")
+        client.call("ping", 0, seq=0)  # no reply cached for another host's numbers
+        session = client.login(key, args.role, keep=False)
+        keys.save_session(args.port, session)
+    finally:
+        client.close()
+    print("%s session %d open on %s (%s)" % (args.role, session.number, info["device_id"],
+                                            args.port))
+    return 0
+
+
+def logout(args):
+    from . import keys
+
+    client = connect(args)
+    try:
+        if client.session is None:
+            print("no session open on %s" % args.port)
+            return 0
+        client.logout()
+    finally:
+        keys.drop_session(args.port)
+        client.close()
+    print("session closed")
+    return 0
+
+
+def keys_command(args):
+    import os
+
+    from . import keys
+
+    if args.action == "list":
+        folder = os.path.join(keys.home(), "keys")
+        names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+        for name in names:
+            k = keys.Key.load(os.path.join(folder, name))
+            print("%-24s %-12s %s" % (k.device, k.role, os.path.join(folder, name)))
+        if not names:
+            print("no keys in %s" % folder)
+        return 0
+    key = keys.find_key(args.device, args.key_file)
+    if key is None or not args.out:
+        raise UserError("derive needs the shoe's key (--device ID or --key-file) and --out FILE")
+    key.derive(args.role).save(args.out)
+    print("%s key of %s written to %s" % (args.role, key.device or "the shoe", args.out))
+    return 0
+
+
+def read_chunks(client, command, *head):
+    """A document a command serves in chunks: (size, chunk) replies from offset 0 on."""
+    out = bytearray()
+    while True:
+        size, chunk = client.call(command, *(head + (len(out),)))
+        out += chunk
+        if not chunk or len(out) >= size:
+            return bytes(out)
+
+
+def fetch_audit(client):
+    """Every record the shoe keeps, its hash chain checked: (records, problems)."""
+    from .audit import parse
+
+    lines = []
+    first = 0
+    while True:
+        doc = read_chunks(client, "audit", first)
+        got = [line for line in doc.decode().splitlines() if line.strip()]
+        if not got:
+            break
+        lines.extend(got)
+        first = json.loads(got[-1])["n"] + 1
+    return parse(lines)
+
+
+def audit(args):
+    client = connect(args)
+    try:
+        records, problems = fetch_audit(client)
+    finally:
+        client.close()
+    if args.json:
+        for r in records:
+            print(json.dumps(r))
+    else:
+        for r in records:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["time"])) if r["time"] \
+                else "boot %d +%.1f s" % (r["boot"], r["ms"] / 1000)
+            print("%5d  %-19s  %-16s %-18s %s" % (r["n"], when, r["actor"], r["what"],
+                                                 r["detail"]))
+        print("%d records, hash chain %s" % (len(records), "intact" if not problems else
+                                             "BROKEN: " + "; ".join(problems)))
+    return 1 if problems else 0
+
+
+def telemetry(args):
+    client = connect(args)
+    try:
+        doc = json.loads(read_chunks(client, "telemetry").decode())
+    finally:
+        client.close()
+    if args.json:
+        print(json.dumps(doc, indent=1, sort_keys=True))
+    else:
+        for k in sorted(doc):
+            print("%-18s %s" % (k, doc[k]))
+    return 0
 
 
 def show(client, args):
@@ -251,7 +408,7 @@ def describe(entry, hand, rules):
     z = fw.zones
     if op == z.OP_MOVE:
         src = "" if b == z.STUB else " from %s" % z.zone_name(b)
-        return "%s%s -> %s%s" % (fw.cards.name(a), src, z.zone_name(c & 0x7F),
+        return "%s%s -> %s%s" % ("??" if a == W.HIDDEN else fw.cards.name(a), src, z.zone_name(c & 0x7F),
                                  " (face up)" if c & 0x80 else "")
     if op == z.OP_SHUFFLE:
         return "face-down reshuffle of %d cards" % b
@@ -286,7 +443,11 @@ def watch(args):
         if cfg:
             state["rules"] = cfg["rules"]
         table = st.get("table")
-        state["mirror"] = Mirror.from_record(table) if table else None
+        # without a table session the down cards are hidden: the table is read again after
+        # each event instead of followed card by card
+        state["blind"] = client.session is None
+        state["mirror"] = Mirror.from_record(table) if table and not state["blind"] else None
+        state["table"] = table
 
     def on_event(number, hand, entry):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
@@ -294,8 +455,8 @@ def watch(args):
             print(line, flush=True)
             return
         state["last"] = line
-        if hand != state["hand"]:
-            state["pending"] = True  # a new hand: the table is read again below
+        if hand != state["hand"] or state["blind"]:
+            state["pending"] = True  # a new hand (or a blind view): the table is read again
             return
         m = state["mirror"]
         if m is not None:
@@ -315,6 +476,9 @@ def watch(args):
             client.pump(0.1)
             if state.pop("pending", False):
                 fresh(client)
+                if state["screen"] is not None and state["blind"] and state["table"]:
+                    state["screen"].show(view.render(state["table"], title=state["last"]),
+                                         highlight=True)
     except KeyboardInterrupt:
         pass
     finally:

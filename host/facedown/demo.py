@@ -143,7 +143,7 @@ class Demo:
         self.screen.show(text, final)
 
     def run(self):
-        from .client import Client, ShoeError
+        from .client import ShoeError
         from .mirror import Mirror
         from .virtualshoe import VirtualShoe
 
@@ -155,13 +155,13 @@ class Demo:
         with VirtualShoe(env=env) as shoe:
             shoe.start(ready_line="ready", timeout=20)
             print("virtual shoe on %s (flash %s)" % (shoe.port, shoe.flash), flush=True)
-            client = Client(shoe.port, on_event=self.on_event, timeout=30).open()
-            info = client.identify()
-            client.attach()
+            client = shoe.connect(on_event=self.on_event, timeout=30)  # a technician's session
+            info = client.info
             print("identified: device %s, firmware %s, protocol %d" % (
                 info["device_id"], info["firmware"], info["protocol"]), flush=True)
             mask = sum(1 << s for s in SEATS)
             client.call("config", "holdem", mask, 9, self.args.rules, "{}")
+            client.login(shoe.key, "table")  # then the dealer's console: a table session
             self.screen = Screen()
             try:
                 for k in range(self.args.hands):

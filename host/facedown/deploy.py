@@ -37,10 +37,14 @@ from .errors import UserError
 
 W = wire()
 MANIFEST = "manifest.json"
+MANIFEST_MAC = "manifest.mac"
 PICO_MARCH = "armv6m"
-# Files a shoe's filesystem holds that are not firmware (the simulator's flash folder keeps its
-# device id, journal file, output tray and log there): never hashed, compared or pruned.
-DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt")
+# Files a shoe's filesystem holds that are not firmware (its key, boot counter, audit log and the
+# manifest's MAC; the simulator's flash folder also keeps its device id, journal file, output
+# tray and log there): never hashed, compared or pruned.
+DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt", "device.key", "auth.fail",
+              "boots", "counters", "audit.log", "audit.old", "manifest.mac", "manifest.seen",
+              "maint.actor", "keyswitch")
 PROMPT = b">>> "
 PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
 #                        to a shoe in its protocol it is noise before a SYNC, and ignored
@@ -214,6 +218,39 @@ for _fd_r in _fd_files:
 """
 
 
+_DEVICE = """
+import os, sys
+try:
+    import machine
+    _fd_i = "pico-" + "".join("%02x" % b for b in machine.unique_id())
+except (ImportError, AttributeError):
+    with open("device_id") as _fd_f:
+        _fd_i = _fd_f.read().strip()
+try:
+    os.stat("device.key")
+    _fd_k = 1
+except OSError:
+    _fd_k = 0
+print("D", _fd_i, _fd_k)
+"""
+
+_READ = """
+import binascii
+try:
+    with open(%(path)r, "rb") as _fd_f:
+        print("X", binascii.hexlify(_fd_f.read()).decode())
+except OSError:
+    pass
+"""
+
+_WRITE = """
+import os
+with open(%(path)r + ".tmp", "w") as _fd_f:
+    _fd_f.write(%(text)r)
+os.rename(%(path)r + ".tmp", %(path)r)
+"""
+
+
 # ---------------------------------------------------------------------------------------------
 # a maintenance session
 
@@ -230,9 +267,10 @@ def mpremote_command():
 class Maintenance:
     """The shoe on `port`, taken out of its protocol to its REPL (or found there already)."""
 
-    def __init__(self, port, timeout=10.0):
+    def __init__(self, port, timeout=10.0, key=None):
         self.port = port
         self.timeout = timeout
+        self.key = key          # keys.Key to open the maintenance session with (None: find one)
         self.info = None        # identify's answer (None: the shoe was at its REPL already)
         self.platform = None    # sys.platform on the shoe, when asked
 
@@ -275,7 +313,9 @@ class Maintenance:
                 if self.at_repl(2.0):
                     return None
                 raise
-            client.call("ping", 0, seq=0)  # a session of our own; events are left to the host
+            client.call("ping", 0, seq=0)  # a numbering of our own; events are left to the host
+            if "CAP_AUTH" in self.info["capabilities"]:
+                self._login(client)
             client.call("maintenance")
         finally:
             client.close()
@@ -287,6 +327,46 @@ class Maintenance:
             raise UserError("the shoe on %s answered maintenance, but no REPL prompt followed"
                             % self.port, hint="power-cycle the shoe and try again")
         return self.info
+
+    def _login(self, client):
+        """A maintenance session: the one `facedown login --role maintenance` opened for this
+        port, or a new one with the key."""
+        from . import keys
+
+        device = self.info["device_id"]
+        session = keys.load_session(self.port)
+        if self.key is None and session is not None and session.device == device and \
+                session.role == "maintenance":
+            client.session = session
+            client.on_session = lambda s: keys.save_session(self.port, s)
+            return
+        key = self.key or keys.find_key(device)
+        if key is None:
+            raise UserError("maintenance on %s needs a maintenance session" % device,
+                            hint="facedown --port PORT login --role maintenance, or give "
+                                 "--key-file")
+        client.login(key, "maintenance", keep=False)
+
+    def device(self):
+        """(device id, has a key) asked at the REPL."""
+        out = self.exec(_DEVICE)
+        for line in out.splitlines():
+            if line.startswith("D "):
+                _, ident, has = line.split(" ")
+                return ident, has == "1"
+        raise UserError("the shoe on %s did not say who it is" % self.port)
+
+    def read_bytes(self, rel):
+        """A file's bytes from the shoe (None if there is none)."""
+        out = self.exec(_READ % {"path": rel})
+        for line in out.splitlines():
+            if line.startswith("X "):
+                return bytes.fromhex(line[2:].strip())
+        return None
+
+    def write_text(self, rel, text):
+        """Write a small file on the shoe (atomically: a new file renamed over the old)."""
+        self.exec(_WRITE % {"path": rel, "text": text})
 
     def reset(self):
         """Soft reset at the friendly REPL (Ctrl-D): a Pico reboots into main.py; the unix port
@@ -432,11 +512,23 @@ def _target(session, march):
     return PICO_MARCH if session.ask_platform() == "rp2" else None
 
 
-def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print):
-    """Build, copy, verify and reset. Returns a result dict (raises UserError on failure)."""
+def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, key=None):
+    """Build, copy, verify and reset. Returns a result dict (raises UserError on failure). A
+    provisioned shoe gets the manifest signed with its key (manifest.mac): it checks it at every
+    boot and locks if anything differs."""
+    from . import keys
+
     t0 = time.monotonic()
-    session = Maintenance(port, timeout)
+    session = Maintenance(port, timeout, key)
     session.enter()
+    device, provisioned = session.device()
+    if provisioned:
+        key = key or keys.find_key(device)
+        if key is None:
+            raise UserError("%s has a key: deploying needs it to sign the manifest" % device,
+                            hint="give --key-file (the device or maintenance key file)")
+        if key.device and key.device != device:
+            raise UserError("the key is for %s, but this shoe is %s" % (key.device, device))
     target = _target(session, march)
     tmp = None
     if out is None:
@@ -447,9 +539,16 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print):
     try:
         manifest = build(image, target)
         files = sorted(manifest["files"])
-        # modules first, then the manifest, main.py last: a shoe boots the new firmware only
-        # once every module it imports is there
-        order = [f for f in files if f != "main.py"] + [MANIFEST] + \
+        signed = []
+        if provisioned:
+            with open(os.path.join(image, MANIFEST), "rb") as f:
+                mac = key.manifest_mac(f.read())
+            with open(os.path.join(image, MANIFEST_MAC), "w") as f:
+                f.write(mac)
+            signed = [MANIFEST_MAC]
+        # modules first, then the manifest (and its MAC), main.py last: a shoe boots the new
+        # firmware only once every module it imports is there
+        order = [f for f in files if f != "main.py"] + [MANIFEST] + signed + \
                 (["main.py"] if "main.py" in files else [])
         removed = session.prepare(manifest)
         bar = _progress(len(order), "deploying")
@@ -469,6 +568,7 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print):
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     result = {"firmware": manifest["firmware"], "march": target, "files": len(files),
+              "signed": bool(signed),
               "bytes": sum(e["size"] for e in manifest["files"].values()),
               "removed": removed, "up_to_date": skipped, "matches": matches,
               "mismatches": mismatches, "missing": missing, "extra": extra,
@@ -484,12 +584,24 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print):
     return result
 
 
-def verify(port, manifest=None, march="auto", reset=True, timeout=10.0):
+def verify(port, manifest=None, march="auto", reset=True, timeout=10.0, key=None):
     """Hash the shoe's files and compare them with the manifest (a dict; None: build one from
-    this checkout for the shoe's target). Returns a result dict."""
-    session = Maintenance(port, timeout)
+    this checkout for the shoe's target); with the shoe's key at hand, check the MAC of the
+    manifest it boots with too ("authentic": True/False; None without a key or on a shoe that
+    has none). Returns a result dict."""
+    from . import keys
+
+    session = Maintenance(port, timeout, key)
     session.enter()
+    authentic = None
     try:
+        device, provisioned = session.device()
+        key = key or (keys.find_key(device) if provisioned else None)
+        if key is not None:
+            data = session.read_bytes(MANIFEST)
+            mac = session.read_bytes(MANIFEST_MAC)
+            authentic = data is not None and mac is not None and \
+                key.manifest_mac(data) == mac.decode(errors="replace").strip()
         if manifest is None:
             target = _target(session, march)
             with tempfile.TemporaryDirectory(prefix="facedown-image-") as tmp:
@@ -500,6 +612,7 @@ def verify(port, manifest=None, march="auto", reset=True, timeout=10.0):
             session.reset()
     matches, mismatches, missing, extra = compare(manifest, device_files)
     return {"firmware": manifest.get("firmware"), "installed": installed,
+            "authentic": authentic,
             "matches": matches, "mismatches": mismatches, "missing": missing, "extra": extra,
             "reset": reset}
 
@@ -528,7 +641,15 @@ def add_command(sub):
     p.add_argument("--out", metavar="DIR", help="keep the built image (and its manifest) here")
     p.add_argument("--no-reset", action="store_true",
                    help="leave the shoe at its REPL afterwards")
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the shoe's key file (device or maintenance key; default: "
+                        "$FACEDOWN_KEY_FILE, $FACEDOWN_KEY, the key store): signs the manifest")
     p.set_defaults(func=run_deploy)
+
+    p = sub.add_parser("provision", help="installation: give a new shoe its own key (once)")
+    p.add_argument("--key-out", metavar="FILE",
+                   help="also write the key file here (it always goes to the key store)")
+    p.set_defaults(func=run_provision)
 
     p = sub.add_parser("verify", help="compare the shoe's files with a release manifest")
     p.add_argument("--manifest", metavar="FILE",
@@ -538,6 +659,8 @@ def add_command(sub):
     p.add_argument("--json", action="store_true", help="the result as JSON")
     p.add_argument("--no-reset", action="store_true",
                    help="leave the shoe at its REPL afterwards")
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the shoe's key file, to check the manifest's MAC too")
     p.set_defaults(func=run_verify)
 
     p = sub.add_parser("image", help="build the firmware image and its manifest (no shoe)")
@@ -554,16 +677,23 @@ def _port(args):
     return args.port
 
 
+def _key(args):
+    from . import keys
+
+    return keys.Key.load(args.key_file) if getattr(args, "key_file", None) else None
+
+
 def run_deploy(args):
     port = _port(args)
-    r = deploy(port, args.march, args.out, reset=not args.no_reset)
+    r = deploy(port, args.march, args.out, reset=not args.no_reset, key=_key(args))
     extra = []
     if r["removed"]:
         extra.append("%d stale removed" % len(r["removed"]))
     if r["up_to_date"]:
         extra.append("%d already up to date" % r["up_to_date"])
-    print("deployed firmware %s to %s: %d files, %d bytes (%s), verified%s; %s (%.1f s)" % (
+    print("deployed firmware %s to %s: %d files, %d bytes (%s), verified%s%s; %s (%.1f s)" % (
         r["firmware"], port, r["files"], r["bytes"], r["march"] or "host bytecode",
+        ", manifest signed" if r["signed"] else "",
         (", " + ", ".join(extra)) if extra else "",
         "reset: the shoe boots it now" if r["reset"] else "the shoe is at its REPL",
         r["seconds"]))
@@ -573,8 +703,8 @@ def run_deploy(args):
 def run_verify(args):
     port = _port(args)
     manifest = load_manifest(args.manifest) if args.manifest else None
-    r = verify(port, manifest, args.march, reset=not args.no_reset)
-    ok = not (r["mismatches"] or r["missing"] or r["extra"])
+    r = verify(port, manifest, args.march, reset=not args.no_reset, key=_key(args))
+    ok = not (r["mismatches"] or r["missing"] or r["extra"]) and r["authentic"] is not False
     if args.json:
         print(json.dumps(r, indent=1))
         return 0 if ok else 1
@@ -585,9 +715,60 @@ def run_verify(args):
     where = "" if not inst else " (installed: firmware %s, built %s%s)" % (
         inst.get("firmware"), inst.get("built"),
         ", " + inst["commit"] if inst.get("commit") else "")
-    print("verify %s against firmware %s: %s: %s%s" % (
-        port, r["firmware"], "OK" if ok else "FAILED", _summary(r), where))
+    sig = {None: "", True: "; manifest authentic",
+           False: "; the manifest's MAC is WRONG (the shoe locks at boot)"}[r["authentic"]]
+    print("verify %s against firmware %s: %s: %s%s%s" % (
+        port, r["firmware"], "OK" if ok else "FAILED", _summary(r), sig, where))
     return 0 if ok else 1
+
+
+def provision(port, key_out=None, reset=True, timeout=10.0):
+    """Installation: a new key for the shoe on port (which must have none), written to the
+    shoe over its REPL (the only time a key crosses the cable) and to the key store (and
+    key_out); the firmware on the shoe is checked against its manifest, which is then signed.
+    Returns (keys.Key, key store path)."""
+    from . import keys
+
+    session = Maintenance(port, timeout)
+    session.enter()
+    try:
+        device, has = session.device()
+        if has:
+            raise UserError("%s already has its key: a shoe is provisioned once" % device,
+                            hint="its key file is in the key store of the host that "
+                                 "provisioned it")
+        device_files, installed = session.files()
+        if installed is None:
+            raise UserError("%s has no firmware manifest: deploy first" % device)
+        _m, mismatches, missing, extra = compare(installed, device_files)
+        if mismatches or missing or extra:
+            raise UserError("the firmware on %s does not match its manifest (%d mismatch, %d "
+                            "missing, %d extra): deploy first" % (device, len(mismatches),
+                                                                  len(missing), len(extra)))
+        key = keys.Key.generate(device)
+        path = keys.keystore_path(device)
+        if os.path.exists(path):
+            raise UserError("the key store already has a key for %s (%s)" % (device, path),
+                            hint="move it away if that shoe was wiped")
+        key.save(path)  # first here: a key the host lost would lock the shoe out for good
+        if key_out:
+            key.save(key_out)
+        mac = key.manifest_mac(session.read_bytes(MANIFEST))
+        session.write_text(MANIFEST_MAC, mac)
+        session.write_text("device.key", key.key.hex())
+    finally:
+        if reset:
+            session.reset()
+    return key, path
+
+
+def run_provision(args):
+    port = _port(args)
+    key, path = provision(port, args.key_out)
+    print("provisioned %s: its key is in %s%s. Keep a copy somewhere safe: without it no "
+          "session opens on this shoe." % (key.device, path,
+                                          " and " + args.key_out if args.key_out else ""))
+    return 0
 
 
 def run_image(args):

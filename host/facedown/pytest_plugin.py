@@ -409,7 +409,7 @@ class _SessionShoe:
             return self.client
         if self.error is not None:
             raise ShoeUnavailable(self.error)
-        from .client import Client, ShoeError
+        from .client import Client, ShoeError, connect, connect_port
 
         class SessionClient(Client):
             # shoereplay asks every hand for the simulator's deck; a shoe without CAP_SIM has
@@ -423,20 +423,20 @@ class _SessionShoe:
 
         client = None
         try:
-            port = self.port
             if not self.hardware:
                 from .virtualshoe import VirtualShoe
                 self.virtual = VirtualShoe()
                 self.virtual.start(ready_line="ready", timeout=20)
-                port = self.virtual.port
-            client = SessionClient(port, timeout=30).open()
-            info = client.identify()
+                client = connect(self.virtual.port, self.virtual.key, cls=SessionClient,
+                                 timeout=30)
+            else:  # the session `facedown login` opened, or the shoe's key file
+                client = connect_port(self.port, cls=SessionClient, timeout=30)
+            info = client.info
             caps = info.get("capabilities") or []
             if not self.hardware and "CAP_SIM" not in caps:
                 raise ShoeUnavailable("the virtual shoe does not report CAP_SIM (capabilities: "
                                       "%s)" % (", ".join(caps) or "none"))
             client.plain = "CAP_SIM" not in caps
-            client.attach()
         except Exception as e:  # noqa: BLE001 (reported on every test that needs the shoe)
             if client is not None:
                 client.close()

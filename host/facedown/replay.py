@@ -58,7 +58,7 @@ def replay(scn, micropython=False):
 
 def replay_on_shoe(scn, port=None):
     """The hand record of a scenario played on the shoe at `port`, or on a fresh virtual shoe."""
-    from .client import Client
+    from .client import connect_port
     from .shoereplay import replay as play
     from .virtualshoe import VirtualShoe
 
@@ -68,11 +68,10 @@ def replay_on_shoe(scn, port=None):
         if port is None:
             shoe = VirtualShoe()
             shoe.start(ready_line="ready", timeout=20)
-            port = shoe.port
-        client = Client(port, timeout=30).open()
+            client = shoe.connect(timeout=30)
+        else:
+            client = connect_port(port, timeout=30)
         try:
-            client.identify()
-            client.attach()
             return play(client, scn, shoe)
         except mod.ScenarioError as e:
             raise _rejected(str(e))

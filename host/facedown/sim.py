@@ -43,9 +43,15 @@ def run(args):
                                                      args.mech_faults),
                        nullmodem=modem, keep=bool(args.flash))
     with shoe:
+        from . import keys
+
+        path = keys.keystore_path(shoe.key.device)
+        shoe.key.save(path)  # as `facedown provision` leaves it: login finds it there
         shoe.start(ready_line="ready", timeout=15)
-        print("virtual shoe on %s  (flash %s)" % (shoe.port, shoe.flash), flush=True)
-        print("try: facedown --port %s identify" % shoe.port, flush=True)
+        print("virtual shoe %s on %s  (flash %s; its key: %s)" % (
+            shoe.key.device, shoe.port, shoe.flash, path), flush=True)
+        print("try: facedown --port %s identify; facedown --port %s login --role maintenance"
+              % (shoe.port, shoe.port), flush=True)
         end = time.monotonic() + args.seconds if args.seconds else None
         try:
             while (end is None or time.monotonic() < end) and shoe.alive():

@@ -125,11 +125,15 @@ class VirtualShoe:
     repl        the process's stdin/stdout are the device end of the cable and the REPL follows
                 main.py (``-i``), as on a Pico; default: True for the firmware's own main.py,
                 False with a stand-in ``main`` (whose stdout then goes to shoe.log).
+    provision   give the shoe a device id and its own key (kept in flash as device.key; the
+                host's copy is ``self.key``), and sign the installed firmware's manifest with
+                it, as `facedown provision` and `facedown deploy` do for a real shoe. A flash
+                folder that holds a key keeps it. False: a shoe fresh from the factory.
     """
 
     def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize=HEAP,
                  micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
-                 compile=True, repl=None):
+                 compile=True, repl=None, provision=True):
         self.micropython = micropython or find_micropython()
         self.compile = compile
         self.repl = (main is None) if repl is None else bool(repl)
@@ -143,6 +147,8 @@ class VirtualShoe:
         self._boot_offset = 0
         self._closed = False
         self.boots = 0
+        self.provision = provision
+        self.key = None
         if flash is None:
             self.flash = tempfile.mkdtemp(prefix="facedown-flash-")
             if not keep:
@@ -189,6 +195,45 @@ class VirtualShoe:
             shutil.copyfile(os.fspath(main), os.path.join(self.flash, "main.py"))
         if self.compile:
             compile_folder(self.flash)  # as deployed: bytecode, not source compiled at boot
+        if self.provision:
+            self._provision()
+
+    def _provision(self):
+        """The device id and key (made once), and the manifest of what was installed, signed
+        with the key: what `facedown provision` and `facedown deploy` leave on a shoe."""
+        from . import keys
+        from .deploy import DATA_FILES, MANIFEST, make_manifest
+
+        id_path = os.path.join(self.flash, "device_id")
+        if not os.path.exists(id_path):
+            with open(id_path, "w") as f:
+                f.write("sim-" + os.urandom(4).hex())
+        with open(id_path) as f:
+            device = f.read().strip()
+        key_path = os.path.join(self.flash, "device.key")
+        if os.path.exists(key_path):
+            with open(key_path) as f:
+                self.key = keys.Key(device, "device", bytes.fromhex(f.read().strip()))
+        else:
+            self.key = keys.Key.generate(device)
+            with open(key_path, "w") as f:
+                f.write(self.key.key.hex())
+        files = sorted(os.path.relpath(os.path.join(d, n), self.flash).replace(os.sep, "/")
+                       for d, _, names in os.walk(self.flash) for n in names)
+        files = [f for f in files if f not in DATA_FILES and f != MANIFEST and
+                 not f.endswith(".tmp")]
+        make_manifest(self.flash, None, files=files)
+        with open(os.path.join(self.flash, MANIFEST), "rb") as f:
+            data = f.read()
+        with open(os.path.join(self.flash, "manifest.mac"), "w") as f:
+            f.write(self.key.manifest_mac(data))
+
+    def connect(self, role="maintenance", **kwargs):
+        """A client.Client on this shoe, logged in with its key (role maintenance: everything
+        the tests and the demo do, stacked decks included) and attached."""
+        from .client import connect
+
+        return connect(self.port, self.key if self.provision else None, role, **kwargs)
 
     @property
     def log_path(self):

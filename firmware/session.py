@@ -1,0 +1,172 @@
+# Sessions: who may do what on the link. A host opens a session of a role (table or maintenance)
+# by challenge-response with the device's own key, provisioned once at installation (the file
+# device.key, written over the REPL by `facedown provision`; no two shoes share one). Then every
+# command it sends as an ACMD frame carries a counter and an HMAC-SHA256 tag under the session
+# key: a changed, forged or replayed command is refused. Nothing here ever puts a key in a
+# reply or a log line. Failed logins make the next challenge wait, doubling each time, and the
+# count survives a power cycle.
+import wire
+from shoe.drbg import hmac_sha256, _Hmac as Hmac  # one HMAC-SHA256 for the firmware
+
+KEY_FILE = "device.key"
+FAIL_FILE = "auth.fail"
+CHALLENGE_MS = 30000          # a challenge is good for one login within this long
+BACKOFF_MS = 1000             # the wait after the first failed login; doubles with each one
+BACKOFF_MAX_MS = 300000
+IDLE_MS = (0, 12 * 3600 * 1000, 30 * 60 * 1000)  # a session ends after this long unused, by role
+
+
+class AuthError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def equal(a, b):
+    """Constant-time comparison of two byte strings."""
+    if len(a) != len(b):
+        return False
+    d = 0
+    for i in range(len(a)):
+        d |= a[i] ^ b[i]
+    return d == 0
+
+
+def parse_key(text):
+    """The 32-byte key in a device.key file (64 hex digits), or None."""
+    if text is None:
+        return None
+    text = text.strip()
+    if len(text) != 64:
+        return None
+    try:
+        key = bytes(int(text[i:i + 2], 16) for i in range(0, 64, 2))
+    except ValueError:
+        return None
+    return key
+
+
+class Sessions:
+    def __init__(self, store, device_id, clock, entropy, audit):
+        self.store = store
+        self.device_id = device_id
+        self.clock = clock
+        self.entropy = entropy     # entropy(n) -> n unpredictable bytes (nonces)
+        self.audit = audit
+        self.key = parse_key(store.read(KEY_FILE))
+        if self.key is None and store.read(KEY_FILE) is not None:
+            audit.add("device", "key-unreadable", KEY_FILE)
+        self.role = wire.ROLE_PUBLIC
+        self.skey = None
+        self.counter = 0
+        self.number = 0
+        self.used = 0
+        self.challenge = None      # (role, nonce, when)
+        self.failures = 0
+        try:
+            self.failures = int(store.read(FAIL_FILE) or "0")
+        except ValueError:
+            self.failures = 0
+        # after a power cycle the wait starts again from boot: cutting power does not skip it
+        self.wait_from = clock.ticks_ms()
+        self.forged = 0
+
+    def provisioned(self):
+        return self.key is not None
+
+    def role_key(self, role):
+        return hmac_sha256(self.key, wire.role_message(role))
+
+    def actor(self):
+        return "%s#%d" % (wire.ROLES[self.role], self.number) if self.skey else "public"
+
+    def _wait_ms(self):
+        if not self.failures:
+            return 0
+        span = min(BACKOFF_MS << min(self.failures - 1, 20), BACKOFF_MAX_MS)
+        return span - self.clock.ticks_diff(self.clock.ticks_ms(), self.wait_from)
+
+    # ------------------------------------------------------------------ commands
+
+    def cmd_challenge(self, role):
+        if self.key is None:
+            raise AuthError(wire.DENIED, "this shoe has no key: provision it first "
+                                         "(facedown provision)")
+        if role != wire.ROLE_TABLE and role != wire.ROLE_MAINTENANCE:
+            raise AuthError(wire.BAD_ARGUMENT, "role is 1 table or 2 maintenance, not %d" % role)
+        wait = self._wait_ms()
+        if wait > 0:
+            raise AuthError(wire.BUSY, "%d failed logins: wait %d s" % (
+                self.failures, (wait + 999) // 1000))
+        nonce = bytes(self.entropy(wire.NONCE))
+        self.challenge = (role, nonce, self.clock.ticks_ms())
+        return (nonce,)
+
+    def cmd_login(self, host_nonce, proof, time):
+        ch = self.challenge
+        self.challenge = None      # one attempt per challenge, right or wrong
+        if ch is None:
+            raise AuthError(wire.WRONG_STATE, "no challenge: send challenge first")
+        role, nonce, t = ch
+        if self.clock.ticks_diff(self.clock.ticks_ms(), t) > CHALLENGE_MS:
+            raise AuthError(wire.WRONG_STATE, "the challenge expired: ask for a new one")
+        if len(host_nonce) != wire.NONCE or len(proof) != wire.TAG:
+            raise AuthError(wire.BAD_ARGUMENT, "login: a %d-byte nonce and a %d-byte proof" % (
+                wire.NONCE, wire.TAG))
+        rk = self.role_key(role)
+        want = hmac_sha256(rk, wire.login_message(role, self.device_id, nonce, host_nonce, time))
+        if not equal(want, proof):
+            self.failures += 1
+            self.wait_from = self.clock.ticks_ms()
+            self.store.write(FAIL_FILE, str(self.failures))
+            self.audit.add("public", "login-failed", "%s, failure %d" % (wire.ROLES[role],
+                                                                         self.failures))
+            raise AuthError(wire.DENIED, "login failed: wrong key for %s; the next challenge "
+                                         "waits %d s" % (self.device_id, self._wait_ms() // 1000))
+        if self.failures:
+            self.failures = 0
+            self.store.write(FAIL_FILE, "0")
+        if self.skey is not None:
+            self.audit.add(self.actor(), "session-replaced", "")
+        self.skey = Hmac(hmac_sha256(rk, wire.session_message(nonce, host_nonce)))
+        self.role = role
+        self.counter = 0
+        self.number = (self.number + 1) & 0xFFFFFFFF or 1
+        self.used = self.clock.ticks_ms()
+        self.audit.set_time(time)
+        self.audit.add(self.actor(), "login", "")
+        return (hmac_sha256(rk, wire.device_message(nonce, host_nonce)), self.number)
+
+    def logout(self, why="logout"):
+        if self.skey is not None:
+            self.audit.add(self.actor(), why, "")
+        self.skey = None
+        self.role = wire.ROLE_PUBLIC
+        self.counter = 0
+
+    # ------------------------------------------------------------------ ACMD frames
+
+    def verify(self, seq, body):
+        """(counter, command body) of an ACMD frame whose tag is right. Raises AuthError."""
+        counter, tag, cmd = wire.decode_acmd(body)
+        if self.skey is not None and IDLE_MS[self.role] and self.clock.ticks_diff(
+                self.clock.ticks_ms(), self.used) > IDLE_MS[self.role]:
+            self.logout("session-expired")
+        if self.skey is None:
+            raise AuthError(wire.SESSION, "no session (none opened, expired, ended or the shoe "
+                                          "restarted): log in")
+        if not equal(self.skey.mac(wire.acmd_message(seq, counter, cmd)), tag):
+            self.forged += 1
+            if self.forged & (self.forged - 1) == 0:  # 1, 2, 4, 8...: a flood fills no log
+                self.audit.add("public", "forged-command", "%d so far" % self.forged)
+            raise AuthError(wire.DENIED, "the command's tag is wrong: not from this session")
+        return counter, cmd
+
+    def accept(self, counter):
+        """A verified command that is not a retry: its counter must be new."""
+        if counter <= self.counter:
+            raise AuthError(wire.DENIED, "replayed command (counter %d, last %d)" % (
+                counter, self.counter))
+        self.counter = counter
+        self.used = self.clock.ticks_ms()
