@@ -19,7 +19,11 @@ class Link:
         self.caps = capabilities
         self.dec = wire.Decoder()
         self.inbuf = bytearray(64)
-        self.sent = device.oldest() - 1  # highest event number sent
+        # the events held from before this boot wait for the host to ask (resume, or an ACK or
+        # NAK): sent now, they would go out before the host could log in again, with the down
+        # cards hidden from a session that is gone
+        self.sent = device.event_next - 1  # highest event number sent
+        self.quiet = bool(device.held)
         self.rto = wire.Rto()
         self.t_sent = 0        # when events were last (re)transmitted
         self.t_rx = clock.ticks_ms()
@@ -91,6 +95,7 @@ class Link:
             finally:
                 self.busy = 0
             if self.dev.resend_from:
+                self.quiet = False
                 self.sent = self.dev.resend_from - 1
                 self.dev.resend_from = 0
                 self.timed = 0
@@ -99,6 +104,7 @@ class Link:
     # ---------------------------------------------------------------- events
 
     def acked(self, number):
+        self.quiet = False
         if self.timed and number >= self.timed:
             self.rto.sample(self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent))
             self.timed = 0
@@ -138,6 +144,8 @@ class Link:
 
     def _maybe_retransmit(self):
         dev = self.dev
+        if self.quiet:
+            return False
         if dev.held and self.sent >= dev.oldest() and \
                 self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > \
                 max(self.rto.rto, ACK_WAIT_MS):
@@ -148,6 +156,7 @@ class Link:
 
     def retransmit(self):
         """Go back to the oldest event not acknowledged."""
+        self.quiet = False
         if self.dev.held:
             self.sent = self.dev.oldest() - 1
             self.timed = 0

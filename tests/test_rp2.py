@@ -394,6 +394,11 @@ def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
         assert code == 0, body
         assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
         assert dev.hand.initial_complete()
+        # the rear panel's maintenance key switch (GP19, active low, pulled up): off, then on
+        assert not hal.maintenance_switch()
+        M.board.inputs[19] = lambda: 0
+        assert hal.maintenance_switch()
+        del M.board.inputs[19]
         # the power goes: a new device finds the hand in the journal on the same flash
         number = dev.hand_no
         dev2 = Device(hal)
@@ -403,5 +408,6 @@ def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
         sys.path[:] = saved_path
         for n in set(sys.modules) - before:
             if n.split(".")[0] in ("machine", "rp2", "mp_rp2_harness", "wire", "hal", "device",
-                                   "journal", "recorder", "shoe"):
+                                   "journal", "recorder", "shoe", "session", "audit",
+                                   "integrity", "sessions", "pyhal"):
                 sys.modules.pop(n, None)

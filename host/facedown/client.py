@@ -167,9 +167,9 @@ class Client:
                 if self.credentials is not None and entry[0] == 1 and entry[1] == W.HIDDEN \
                         and number > self.last_event:
                     # sent while the shoe had no session for us (it restarted): not the stream
-                    # this client logs in for; taken again, whole, after it has logged in
+                    # this client logs in for; not acknowledged, taken again, whole, once it
+                    # has logged in (resume)
                     self.stats["hidden_dropped"] = self.stats.get("hidden_dropped", 0) + 1
-                    self.gap = True
                     break
                 if number <= self.last_event:
                     self.stats["duplicate_events"] += 1
