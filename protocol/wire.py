@@ -76,6 +76,7 @@ VERSION = const(5)
 BUSY = const(6)
 DENIED = const(7)
 FAULT = const(8)
+MECHANISM = const(9)
 
 ERRORS = (
     (OK, "OK", "success: the reply data follows"),
@@ -89,6 +90,12 @@ ERRORS = (
     (BUSY, "BUSY", "the device cannot take the command now (event buffer full, mechanism busy)"),
     (DENIED, "DENIED", "not permitted: a simulator command on a real shoe, or not authorised"),
     (FAULT, "FAULT", "the mechanism or the engine failed; the message says why"),
+    (MECHANISM, "MECHANISM",
+     "a stopping fault: the shoe stopped dealing safe (a jam, an empty magazine, the lid, the "
+     "reader, the motor supply, the random source); the message is the fault's kind, a colon, "
+     "and what the operator must do. The hand logged a fault event; no card was lost: once the "
+     "cause is cleared, the same command again finishes the interrupted step (the random "
+     "source's fault stands until the shoe is restarted; the hand can only be ended)"),
 )
 
 # capability bits (identify reply)
@@ -172,8 +179,10 @@ MESSAGES = (
      "foreign, duplicate, no_burn, jam, or power_cut (at = the journal record, counted from the "
      "next command on, whose writing the power cut interrupts); at = the upcoming card it hits (1-based); card = the "
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
-     "burns, 4 order kept; kind pending only asks for the counters. Simulator only (CAP_SIM), "
-     "else DENIED"),
+     "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (the "
+     "command that meets one answers MECHANISM): feed_jam (the card sticks card times, 255 = "
+     "until cleared; more than the pin map's jam_retries stop the shoe), empty, lid_open, "
+     "reader_silent. Simulator only (CAP_SIM), else DENIED"),
     (12, "sim_fault", DIR_REPLY, "HH",
      "pending, feeds: faults armed and not hit yet, and cards fed in this hand (kind pending; "
      "0, 0 for the others)"),
@@ -222,6 +231,11 @@ MESSAGES = (
      "candidates cards"),
     (8, "status", DIR_EVENT, "B",
      "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
+    (9, "fault", DIR_EVENT, "BBB",
+     "kind, dest, retries: a stopping fault stopped the step (its command answered MECHANISM); "
+     "kind 1 jam, 2 empty, 3 lid_open, 4 reader_silent, 5 reader_fault, 6 motor_power, "
+     "7 double_feed_unresolved, 8 entropy; dest = the zone the card in flight was going to "
+     "(255 none); retries = the jam's reverse-and-retries. The card stayed in the stub"),
 )
 
 COMMAND_IDS = {}  # name -> id
