@@ -2,7 +2,25 @@
 # shoe's face-down shuffles), dispenses one card per feed as the card reader sees it, and
 # produces the faults the scenario format names. The engine never looks inside it: it only
 # sees what comes out.
+#
+# Two sorts of faults. Those the engine's procedures handle (a double feed, a foreign or
+# duplicate card, a boxed card, a misrouted burn) come out with the cards. Stopping faults
+# raise shoe.faults.MechanismFault, as the Pico's mechanism (hal/rp2mech.py) does, before any
+# card of that feed is reported: the card in flight stays first in the magazine (the operator
+# puts it back under the stack, where the pick takes it next), so repeating the step deals it.
+# They take the time the hardware takes, from the pin map's figures (hardware/pinmap.json,
+# deployed as pinmap.json; Figures below):
+#   jam            the card sticks before the throat `times` times: each stick costs the
+#                  throat window, each reverse-and-retry its reverse; more sticks than
+#                  timing.jam_retries stop the shoe (JAM), fewer are cleared and counted
+#   empty          the magazine beam reads clear: refused before the pick, or with a few cards
+#                  left (the beam cannot see them) after the misfeed tries
+#   lid_open       the lid opens while the card moves (half-way through its cycle)
+#   reader_silent  the card stops at the reader, which answers neither the read nor the status
+#                  request (each tried reader.retries + 1 times, reader.timeout_ms each)
 from shoe.cards import UP
+from shoe import faults as F
+from shoe.faults import MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT
 
 ROUTE_BURN = 1
 
@@ -12,6 +30,56 @@ DUPLICATE = "duplicate"
 BOXED = "boxed"
 NO_BURN = "no_burn"
 AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
+STOPS = (JAM, EMPTY, LID_OPEN, READER_SILENT)  # simulated faults that stop the shoe
+UNTIL_CLEARED = 255  # a jam's `times`: the card sticks until the operator clears the path
+# the random-fault mode's draws: (kind, code), code = a jam's times (1: cleared by a retry)
+RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPEN, 0),
+          (READER_SILENT, 0))
+
+
+class Figures:
+    """What a stopping fault costs, in ms, from the pin map (its JSON as a dict)."""
+
+    def __init__(self, pm):
+        t = pm["timing"]
+        rd = pm["reader"]
+        self.jam_retries = t["jam_retries"]
+        # a card stuck before the throat is found when the throat window closes; the reverse
+        # runs jam_reverse_steps at the cruise rate / REVERSE_DIVISOR (as hal/rp2mech.py)
+        self.stick_ms = t["throat_reach_ms"]
+        self.reverse_ms = t["jam_reverse_steps"] * 1000 * F.REVERSE_DIVISOR // \
+            pm["feed_stepper"]["cruise_steps_per_s"]
+        self.misfeed_ms = t["double_reach_ms"]  # a pick that brings nothing to the D beam
+        self.lid_ms = t["feed_ms"] // 2
+        self.silent_ms = 2 * (rd["retries"] + 1) * rd["timeout_ms"]  # the read, then status
+
+    def jam_ms(self, times):
+        """A card that sticks `times` times: (ms, retries, stopped)."""
+        if times > self.jam_retries:  # the last try fails too: no reverse after it
+            n = self.jam_retries + 1
+            return n * self.stick_ms + self.jam_retries * self.reverse_ms, n, True
+        return times * (self.stick_ms + self.reverse_ms), times, False
+
+
+def pinmap(paths=None):
+    """The pin map as a dict: pinmap.json where the firmware runs (the virtual shoe's flash),
+    else the checkout's hardware/pinmap.json."""
+    import json
+
+    if paths is None:
+        here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+        paths = ("pinmap.json", here + "/../../hardware/pinmap.json")
+    for path in paths:
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        try:
+            return json.load(f)
+        finally:
+            f.close()
+    raise OSError("no pin map at %s: the simulated faults take their timing from it" % (
+        " or ".join(paths)))
 
 
 class SimMech:
@@ -24,6 +92,11 @@ class SimMech:
         self.fired = 0
         self._out = []
         self.feed_ms = 0         # how long one card takes to come out (0: at once)
+        self.realtime = False    # faults take their time on the clock (the virtual shoe)
+        self.spent_ms = 0        # time the feeds and faults took (counted either way)
+        self.retries = 0         # reverse-and-retries of the last feed
+        self.recovered = 0       # feeds whose jams the retries cleared
+        self.fig = None          # Figures, read from the pin map when first needed
         self.fault_rate = 0      # random faults per card, in 1/65536
         self.fault_rng = None
         self.idle = None         # called while a card is in flight (the link keeps serving)
@@ -32,11 +105,22 @@ class SimMech:
         self.delivered = []      # cards already out (found after a power cut), fed first
 
     def random_faults(self, rate, rng):
-        """Arm a random mechanism fault (double feed or boxed card) with this chance per card."""
+        """Arm a random mechanism fault (one of RANDOM: a double feed, a boxed card, a jam the
+        retries clear or one that stops, the lid, the reader) with this chance per card."""
         self.fault_rate = int(rate * 65536)
         self.fault_rng = rng
 
-    def _travel(self):
+    def figures(self):
+        if self.fig is None:
+            self.fig = Figures(pinmap())
+        return self.fig
+
+    def _wait(self, ms):
+        """The mechanism is busy for ms: counted, and on the clock in real time (the link keeps
+        being served meanwhile)."""
+        self.spent_ms += ms
+        if not self.realtime or ms <= 0:
+            return
         import time
 
         try:
@@ -45,7 +129,7 @@ class SimMech:
             start, sleep = lambda: int(time.time() * 1000), lambda ms: time.sleep(ms / 1000)
             diff = lambda a, b: a - b  # noqa: E731
         t0 = start()
-        while diff(start(), t0) < self.feed_ms:
+        while diff(start(), t0) < ms:
             if self.idle is not None:
                 self.idle()
             sleep(1)
@@ -55,9 +139,13 @@ class SimMech:
         self.stack[:] = stub
 
     def arm(self, kind, at=0, code=0):
+        """A fault for the at-th card of the next step that dispenses; code: the card of a
+        foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
         if kind == NO_BURN:
             self.no_burn = True
         else:
+            if kind == JAM:
+                self.figures()  # the pin map is needed: say now if it is missing
             self.faults.append([kind, at, code])
 
     def begin_step(self):
@@ -70,6 +158,7 @@ class SimMech:
     def feed(self, route):
         if self.before is not None:
             self.before(route)  # the shoe commits what happened so far before a card moves
+        self.retries = 0
         if self.delivered:  # a card that came out during a power cut: the reader reads it now
             self.feeds += 1
             self.misrouted = False
@@ -77,9 +166,13 @@ class SimMech:
             del out[:]
             out.append(self.delivered.pop(0))
             return out
+        fault = self._due(route)
+        if fault is not None and fault[0] in STOPS:
+            self._stop(fault[0], fault[2])  # raises, unless the retries clear a jam
+            fault = None
         if self.feed_ms:
-            self._travel()
-        out = self._feed(route)
+            self._wait(self.feed_ms)
+        out = self._feed(fault)
         if self.world is not None:
             self._remember(out)
         return out
@@ -110,24 +203,36 @@ class SimMech:
         taken = [c & 63 for c in codes]
         self.stack[:] = [c for c in stub if c not in taken]
 
-    def _feed(self, route):
+    def _due(self, route):
+        """Count the feed; the fault armed for it (taken off the list), or None."""
         self.feeds += 1
-        out = self._out
-        del out[:]
         self.misrouted = False
         if route == ROUTE_BURN and self.no_burn:
             self.no_burn = False
             self.misrouted = True
         if self.fault_rate and self.fault_rng.below(65536) < self.fault_rate:
-            self.faults.append([(DOUBLE_FEED, BOXED)[self.fault_rng.below(2)], self.feeds, 0])
-        fault = None
+            kind, code = RANDOM[self.fault_rng.below(len(RANDOM))]
+            self.faults.append([kind, self.feeds, code])
         for f in self.faults:
             if f[1] == self.feeds:
-                fault = f
-                break
+                self.faults.remove(f)
+                self.fired += 1
+                return f
+        return None
+
+    def _stop(self, kind, code):
+        """A stopping fault on this feed: the time it takes, then MechanismFault (nothing left
+        the magazine). A jam the retries clear returns, counted."""
+        why = _STOP[kind](self, self.figures(), code)
+        if why is None:
+            self.recovered += 1
+            return
+        raise MechanismFault(kind, "%s: %s" % (why, F.advice(F.code(kind))))
+
+    def _feed(self, fault):
+        out = self._out
+        del out[:]
         if fault is not None:
-            self.faults.remove(fault)
-            self.fired += 1
             kind = fault[0]
             if kind == FOREIGN or kind == DUPLICATE:
                 out.append(fault[2])
@@ -142,3 +247,37 @@ class SimMech:
         if self.stack:
             out.append(self.stack.pop())
         return out
+
+
+# ---------------------------------------------------------------- the stopping faults
+# Each takes (mech, figures, code), spends the fault's time, and says what the sensors saw
+# (None: a jam the retries cleared).
+
+def _jam(mech, fig, times):
+    ms, mech.retries, stopped = fig.jam_ms(times)
+    mech._wait(ms)
+    if stopped:
+        return "the card did not reach the throat within %d ms, %d times" % (fig.stick_ms,
+                                                                             mech.retries)
+    return None
+
+
+def _empty(mech, fig, code):
+    if len(mech.stack) > F.MAGAZINE_FEW:
+        return "the magazine beam is clear"
+    mech.retries = fig.jam_retries  # a few cards do not block the beam: the picks are tried
+    mech._wait((fig.jam_retries + 1) * fig.misfeed_ms)
+    return "no card came out and the magazine beam is clear"
+
+
+def _lid(mech, fig, code):
+    mech._wait(fig.lid_ms)
+    return "the lid was opened while a card was moving"
+
+
+def _silent(mech, fig, code):
+    mech._wait(mech.feed_ms + fig.silent_ms)  # the card travels to the reader, then silence
+    return "the card reader stopped answering"
+
+
+_STOP = {JAM: _jam, EMPTY: _empty, LID_OPEN: _lid, READER_SILENT: _silent}

@@ -10,6 +10,7 @@ from .mirror import Mirror
 W = wire()
 REPORT = {"expose": 1, "premature": 2, "misdeal": 3}
 JAM_FLAGS = {"muck": 1, "burns": 2}
+SIM_KIND = {"jam": "feed_jam"}  # the mechanism's jam on the wire (its "jam" is RP-4's)
 
 
 class Run:
@@ -26,6 +27,7 @@ class Run:
         self.mirror = Mirror(game, seats, button, rules)
         self.hand_no = None
         self.chained = client.on_event  # whoever listened before keeps hearing every event
+        self.stops = 0  # stopping faults armed and not met yet
 
     def on_event(self, number, hand, entry):
         if hand == self.hand_no:
@@ -77,7 +79,13 @@ class Run:
                 flags |= JAM_FLAGS[what]
             c.call("sim_fault", "jam", 0, 0, flags)
         else:  # a mechanism fault for the next step that dispenses
-            c.call("sim_fault", step[1], step[2], step[3], 0)
+            if step[1] in self.mod.STOPS and (step[1] != "jam" or step[3] > self.jam_retries()):
+                self.stops += 1
+            c.call("sim_fault", SIM_KIND.get(step[1], step[1]), step[2], step[3], 0)
+
+    def jam_retries(self):
+        """How many sticks the mechanism's retries clear (the pin map's, as the shoe's)."""
+        return self.mod.SimMech().figures().jam_retries
 
     def power_cut(self, after_writes):
         if self.shoe is None:
@@ -115,8 +123,12 @@ class Run:
             try:
                 self.step(i)
             except ShoeError as e:
-                raise self.mod.ScenarioError("step %d (%s): %s" % (
-                    i + 1, self.scn["steps"][i]["do"], e.message))
+                if e.code != W.MECHANISM or not self.stops:
+                    raise self.mod.ScenarioError("step %d (%s): %s" % (
+                        i + 1, self.scn["steps"][i]["do"], e.message))
+                # the armed stop: the shoe stopped (the event is logged); the next step repeats
+                self.stops -= 1
+                continue
             if do == "fault":
                 armed = True
             elif armed:
