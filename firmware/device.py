@@ -118,7 +118,8 @@ class Device:
             if self.recovery is not None:
                 raise CommandError(wire.WRONG_STATE, "recovery: " + self.recovery)
             self._entropy_check(name, args)
-            self.mech.begin_step()
+            if self.hand is None or self.hand.interrupted is None:
+                self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
             out = fn(*args)
         except ShoeError as e:

@@ -217,6 +217,13 @@ def start(args):
     return hand, mech
 
 
+def begin_step(hand, mech):
+    """Faults are armed for the n-th card of the next step; repeating a step a stopping fault
+    stopped goes on counting its cards."""
+    if hand.interrupted is None:
+        mech.begin_step()
+
+
 def apply(hand, mech, step):
     """One checked step. Raises ShoeError (nothing changed) for a step wrong in this state,
     MechanismFault when a stopping fault stopped it (the hand logged it; repeating the step
@@ -253,7 +260,7 @@ def run(scn):
             return _run_with_journal(scn, args, steps, hand, mech)
     for i in range(len(steps)):
         step = steps[i]
-        mech.begin_step()
+        begin_step(hand, mech)
         try:
             apply(hand, mech, step)
         except ShoeError as e:
@@ -336,7 +343,7 @@ def _run_with_journal(scn, args, steps, hand, mech):
                 shoe.reboot()  # the power goes now, between steps
             i += 1
             continue
-        shoe.mech.begin_step()
+        begin_step(shoe.hand, shoe.mech)
         if armed and step[0] != "fault":
             shoe.j.cut_at(armed)
             armed = 0

@@ -126,7 +126,7 @@ class SimMech:
         try:
             start, diff, sleep = time.ticks_ms, time.ticks_diff, time.sleep_ms
         except AttributeError:  # CPython
-            start, sleep = lambda: int(time.time() * 1000), lambda ms: time.sleep(ms / 1000)
+            start, sleep = lambda: int(time.monotonic() * 1000), lambda ms: time.sleep(ms / 1000)
             diff = lambda a, b: a - b  # noqa: E731
         t0 = start()
         while diff(start(), t0) < ms:
@@ -145,10 +145,14 @@ class SimMech:
             self.no_burn = True
         else:
             if kind == JAM:
+                if not 1 <= code <= UNTIL_CLEARED:
+                    raise ValueError("a jam sticks 1..%d times, not %r" % (UNTIL_CLEARED, code))
                 self.figures()  # the pin map is needed: say now if it is missing
             self.faults.append([kind, at, code])
 
     def begin_step(self):
+        """A new step: faults are counted from its first card (a step repeated after a stop is
+        not a new step: the shoe does not call this then)."""
         self.feeds = 0
 
     def pending(self):
@@ -166,10 +170,13 @@ class SimMech:
             del out[:]
             out.append(self.delivered.pop(0))
             return out
-        fault = self._due(route)
+        fault = self._due()
         if fault is not None and fault[0] in STOPS:
             self._stop(fault[0], fault[2])  # raises, unless the retries clear a jam
             fault = None
+        if route == ROUTE_BURN and self.no_burn:  # (a stop above left it for the repeat)
+            self.no_burn = False
+            self.misrouted = True
         if self.feed_ms:
             self._wait(self.feed_ms)
         out = self._feed(fault)
@@ -203,13 +210,10 @@ class SimMech:
         taken = [c & 63 for c in codes]
         self.stack[:] = [c for c in stub if c not in taken]
 
-    def _due(self, route):
+    def _due(self):
         """Count the feed; the fault armed for it (taken off the list), or None."""
         self.feeds += 1
         self.misrouted = False
-        if route == ROUTE_BURN and self.no_burn:
-            self.no_burn = False
-            self.misrouted = True
         if self.fault_rate and self.fault_rng.below(65536) < self.fault_rate:
             kind, code = RANDOM[self.fault_rng.below(len(RANDOM))]
             self.faults.append([kind, self.feeds, code])
@@ -227,6 +231,7 @@ class SimMech:
         if why is None:
             self.recovered += 1
             return
+        self.feeds -= 1  # no card came out: the repeated step feeds this one again
         raise MechanismFault(kind, "%s: %s" % (why, F.advice(F.code(kind))))
 
     def _feed(self, fault):
