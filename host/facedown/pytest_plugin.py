@@ -51,7 +51,7 @@ SUITS = "cdhs"
 ZONES = ("board", "burns", "muck", "aside", "removed")
 CONSERVED_ZONES = ("board", "burns", "muck", "aside")
 RECORD_KEYS = ("status", "reason", "seats", "board", "burns", "muck", "aside", "removed",
-               "stub", "procedures", "log")
+               "stub", "procedures", "faults", "log")
 EXTRA_KEYS = ("reason_contains", "one_of", "returned")
 WILD = "??"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9?])((?:[2-9TJQKA][cdhs])|Jk)(?![A-Za-z0-9])")
@@ -131,6 +131,9 @@ def mismatches(expect, record, game):
     if "procedures" in expect and list(record.get("procedures") or []) != expect["procedures"]:
         errors.append(("procedures", "procedures: expected %r, got %r"
                        % (expect["procedures"], list(record.get("procedures") or []))))
+    if "faults" in expect and list(record.get("faults") or []) != expect["faults"]:
+        errors.append(("faults", "faults: expected %r, got %r"
+                       % (expect["faults"], list(record.get("faults") or []))))
     if "log" in expect and record.get("log") != expect["log"]:
         errors.append((None, "log: expected %r, got %r" % (expect["log"], record.get("log"))))
     if "reason" in expect and record.get("reason") != expect["reason"]:
@@ -231,7 +234,8 @@ def conservation(record, game, returned=()):
 # ================================================================================ sim-only
 
 #: Faults only the simulated mechanism can produce (the "kind" of a "fault" step).
-SIM_FAULTS = ("double_feed", "no_burn", "foreign", "duplicate", "boxed", "jam", "power_cut")
+SIM_FAULTS = ("double_feed", "no_burn", "foreign", "duplicate", "boxed", "jam", "power_cut",
+              "empty", "lid_open", "reader_silent")
 
 
 def sim_only_reason(scn):
