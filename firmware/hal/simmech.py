@@ -37,28 +37,58 @@ RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPE
           (READER_SILENT, 0))
 
 
+def move_ms(steps, rate, accel):
+    """A stepper move of `steps` from rest to rest: a trapezoid (or a triangle) of `rate`
+    steps/s and `accel` steps/s^2, in ms."""
+    if steps * accel >= rate * rate:  # long enough to reach the rate
+        return (steps / rate + rate / accel) * 1000
+    return 2000 * (steps / accel) ** 0.5
+
+
 class Figures:
     """What a stopping fault costs, in ms, from the pin map (its JSON as a dict)."""
 
     def __init__(self, pm):
         t = pm["timing"]
         rd = pm["reader"]
+        fs = pm["feed_stepper"]
         self.jam_retries = t["jam_retries"]
-        # a card stuck before the throat is found when the throat window closes; the reverse
-        # runs jam_reverse_steps at the cruise rate / REVERSE_DIVISOR (as hal/rp2mech.py)
-        self.stick_ms = t["throat_reach_ms"]
-        self.reverse_ms = t["jam_reverse_steps"] * 1000 * F.REVERSE_DIVISOR // \
-            pm["feed_stepper"]["cruise_steps_per_s"]
+        self.spc = fs["steps_per_card"]
+        self.cruise = fs["cruise_steps_per_s"]
+        self.accel = fs["accel_steps_per_s2"]
+        self.stick_ms = t["throat_reach_ms"]  # a card stuck before the throat: this window
+        self.reverse_steps = t["jam_reverse_steps"]
+        # the reverse runs at the cruise rate / REVERSE_DIVISOR (as hal/rp2mech.py)
+        self.reverse_ms = int(move_ms(self.reverse_steps, self.cruise // F.REVERSE_DIVISOR,
+                                      self.accel))
         self.misfeed_ms = t["double_reach_ms"]  # a pick that brings nothing to the D beam
         self.lid_ms = t["feed_ms"] // 2
         self.silent_ms = 2 * (rd["retries"] + 1) * rd["timeout_ms"]  # the read, then status
 
     def jam_ms(self, times):
-        """A card that sticks `times` times: (ms, retries, stopped)."""
-        if times > self.jam_retries:  # the last try fails too: no reverse after it
-            n = self.jam_retries + 1
-            return n * self.stick_ms + self.jam_retries * self.reverse_ms, n, True
-        return times * (self.stick_ms + self.reverse_ms), times, False
+        """A card that sticks `times` times: (ms, retries, stopped). As hal/rp2mech.py does it:
+        the first try ends when the throat window closes; each reverse backs the roller off
+        reverse_steps; a later try runs to the end of the pick roller's turn (or the window);
+        after jam_retries reverses, a card that sticks again stops the shoe."""
+        stopped = times > self.jam_retries
+        n = self.jam_retries + 1 if stopped else times
+        v, a = self.cruise, self.accel
+        ramp = v * v / (2 * a)  # steps to reach cruise
+        ms = 0
+        turn = 0  # steps into the pick roller's turn
+        for k in range(n):
+            full = move_ms(self.spc - turn, v, a)
+            if full > self.stick_ms:  # the window closes first
+                ms += self.stick_ms
+                t = self.stick_ms / 1000
+                turn += int(a * t * t / 2 if t < v / a else ramp + v * (t - v / a))
+            else:
+                ms += full
+                turn = self.spc
+            if k < n - 1 or not stopped:
+                ms += self.reverse_ms
+                turn -= self.reverse_steps
+        return int(ms), n, stopped
 
 
 def pinmap(paths=None):
