@@ -709,7 +709,7 @@ class Hand:
             self.z.note(OP_PICK, BOARD, n)
             code = board[before + k]
             self.z.move(code, BURNS)
-            self.last_street.remove(code)
+            self._unlist(code)
             if self.house["flop4_pick_is_turn_burn"]:
                 self.skip_burn = True
             return
@@ -732,8 +732,14 @@ class Hand:
             k = 0
         code = board[before + k]
         self.z.move(code, BURNS)
-        self.last_street.remove(code)
+        self._unlist(code)
         self._owe(BOARD, True, CTX_STREET)
+
+    def _unlist(self, code):
+        """A card of the last street is burned after all. (A street a power cut interrupted
+        lists only the cards dealt since the reboot: the card may not be there.)"""
+        if code in self.last_street:
+            self.last_street.remove(code)
 
     def _draw_reshuffle(self, seat):
         """The stub cannot cover a draw: last card plus earlier discards, reshuffled."""
