@@ -42,6 +42,8 @@ class Run:
         for s in seats:
             mask |= 1 << s
         c.sync()  # settle any earlier events before this hand's
+        if self.shoe is not None:  # first: a cut an earlier run left armed would hit end/config
+            c.call("sim_fault", "power_cut", 0, 0, 0)
         try:
             c.call("end")  # a hand an earlier scenario left unfinished
         except ShoeError:
@@ -49,8 +51,6 @@ class Run:
         c.call("config", game, mask, button or 0, rules, json.dumps(house))
         if order is not None or seed is not None:
             c.call("sim_deck", bytes(order or ()), 1 if seed is not None else 0, seed or 0)
-        if self.shoe is not None:
-            c.call("sim_fault", "power_cut", 0, 0, 0)  # no cut left armed by an earlier run
         c.call("hand", button or 0)
         self.hand_no = c.call("status", 0xFFFF)[0]
 
@@ -96,6 +96,7 @@ class Run:
             self.cut_pending = self.shoe.boots
         else:
             self.shoe.restart(ready_line="ready", timeout=20)
+            self.stops = 0  # the mechanism's armed faults went with the power
             self.client.resume()
 
     def revive(self):
@@ -104,6 +105,7 @@ class Run:
             return
         self.client.on_silence = None
         self.shoe.restart(ready_line="ready", timeout=20)
+        self.stops = 0
         self.client.resume()
 
     def run(self):
@@ -131,6 +133,8 @@ class Run:
                 continue
             if do == "fault":
                 armed = True
+            elif do == "cut":
+                pass  # not a step that deals (a restart forgets what was armed: see below)
             elif armed:
                 pending, feeds = self.client.call("sim_fault", "pending", 0, 0, 0)
                 if feeds and pending:
