@@ -128,7 +128,8 @@ class Device:
         except MechanismFault as e:  # the engine logged it; the card in flight is still out
             raise self._stopped(name, e.kind, e.message)
         except EntropyFault as e:
-            self.entropy = str(e)
+            self.entropy = _entropy_why(e)
+            self.hal.log("random source: %s" % e)
             h = self.hand
             if name in _DEALING and h is not None and h.status == DEALING:
                 h.note_fault(F.ENTROPY_CODE)
@@ -449,7 +450,7 @@ class Device:
         try:
             rng = self.hal.rng(None)
         except EntropyFault as e:  # nothing is dealt until a restart finds the source healthy
-            self.entropy = str(e)
+            self.entropy = _entropy_why(e)
             self.hal.log("random source: %s" % e)
             rng = _NoRandom()
         try:
@@ -556,6 +557,10 @@ _DEALING = ("deal", "street", "draw", "action", "report", "end")
 class _NoRandom:
     def below(self, n):
         return 0
+
+
+def _entropy_why(e):
+    return "the random source failed its %s test" % e.test
 
 
 def _entropy_text(why):

@@ -20,8 +20,8 @@ FAULTS = (
     (6, "motor_power", "check the 24 V motor supply, then repeat the step"),
     (7, "double_feed_unresolved", "take both cards out of the path, put them back under the "
                                   "stack, then repeat the step"),
-    (8, "entropy", "the random source failed its health test: the floor rules on the hand and "
-                   "ends it; power-cycle the shoe, and call service if it happens again"),
+    (8, "entropy", "nothing is dealt: the floor rules on the hand and ends it; power-cycle the "
+                   "shoe, and call service if it happens again"),
 )
 
 JAM = "jam"
