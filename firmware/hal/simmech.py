@@ -10,8 +10,8 @@
 # puts it back under the stack, where the pick takes it next), so repeating the step deals it.
 # They take the time the hardware takes, from the pin map's figures (hardware/pinmap.json,
 # deployed as pinmap.json; Figures below):
-#   jam            the card sticks before the throat `times` times: each stick costs the
-#                  throat window, each reverse-and-retry its reverse; more sticks than
+#   jam            the card sticks before the throat `times` times: the tries and reverses
+#                  take what hal/rp2mech.py's take (Figures.jam_ms); more sticks than
 #                  timing.jam_retries stop the shoe (JAM), fewer are cleared and counted
 #   empty          the magazine beam reads clear: refused before the pick, or with a few cards
 #                  left (the beam cannot see them) after the misfeed tries
