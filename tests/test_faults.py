@@ -25,7 +25,7 @@ from shoe.zones import OP_FAULT, SEAT0, NOWHERE, BOARD
 from hal import simmech as S
 from hal.simmech import SimMech, STOPS, UNTIL_CLEARED
 
-from test_micropython import random_scenario
+from test_micropython import random_scenario, faulted, feeds_per_step
 
 with open(ROOT + "/hardware/pinmap.json") as _f:
     PINMAP = json.load(_f)
@@ -300,52 +300,11 @@ def test_a_fault_entry_names_the_zone_and_the_retries():
 
 # ------------------------------------------------------------------------------- repeat = no fault
 
-def _feeds_per_step(scn):
-    """(cards fed by each step, faults pending before it) of a scenario run in-process, or
-    None if it is rejected."""
-    args, steps = scenario.check(scn)
-    hand, mech = scenario.start(args)
-    feeds, pending = [], []
-    for step in steps:
-        mech.begin_step()
-        pending.append(mech.pending())
-        try:
-            scenario.apply(hand, mech, step)
-        except ShoeError:
-            return None
-        feeds.append(mech.feeds)
-    return feeds, pending
-
-
 def without_faults(rec):
     out = dict(rec)
     out["log"] = [e for e in rec["log"] if "fault" not in e]
     out["faults"] = []
     return out
-
-
-def faulted(scn, r, kinds=STOPS):
-    """scn with a stopping fault on a card of a step that deals, and that step repeated; None
-    if no step deals. (Other faults armed for that step keep their cards: the repeat goes on
-    counting.)"""
-    got = _feeds_per_step(scn)
-    if got is None:
-        return None
-    feeds, pending = got
-    where = [i for i in range(len(feeds)) if feeds[i]]
-    if not where:
-        return None
-    i = r.choice(where)
-    kind = r.choice(kinds)
-    fault = {"do": "fault", "kind": kind, "at": r.randint(1, feeds[i])}
-    if kind == F.JAM:
-        fault["times"] = r.choice([1, RETRIES, RETRIES + 1, UNTIL_CLEARED])
-    steps = scn["steps"]
-    out = dict(scn, steps=steps[:i] + [fault, steps[i], steps[i]] + steps[i + 1:])
-    stops = kind != F.JAM or fault["times"] > RETRIES
-    if not stops:  # the retries clear it: the step is not repeated
-        out["steps"] = steps[:i] + [fault, steps[i]] + steps[i + 1:]
-    return out, kind if stops else None
 
 
 def check_repeat_is_invisible(scn, r):
@@ -424,7 +383,7 @@ def test_each_procedure_that_owes_cards_survives_a_stop_in_them():
     seen = 0
     for scn in cases:
         base = scenario.run(scn)
-        feeds, pending = _feeds_per_step(scn)
+        feeds, pending = feeds_per_step(scn)
         for i, n in enumerate(feeds):
             if not n:
                 continue
