@@ -22,7 +22,7 @@ from shoe.hand import Hand
 from shoe.record import record
 from shoe.rng import SeededRandom
 from shoe.zones import OP_FAULT, SEAT0, NOWHERE, BOARD
-from hal import simmech as S
+from hal import simstops as S
 from hal.simmech import SimMech, STOPS, UNTIL_CLEARED
 
 from test_micropython import random_scenario, faulted, feeds_per_step

@@ -425,9 +425,10 @@ def test_the_simulator_takes_the_time_the_mechanism_takes(rp2_harness):
     (hal/simmech.py's figures from the same pin map): the same time within 10 %. A jam one
     retry clears: the simulator's figure is a lower bound."""
     M, wire = rp2_harness
-    from hal.simmech import SimMech, pinmap
+    from hal.simmech import SimMech
+    from hal.simstops import pinmap
 
-    from hal.simmech import Figures
+    from hal.simstops import Figures
 
     figures = Figures(pinmap((M.PINMAP,)))
     assert figures.jam_retries == SimMech().figures().jam_retries
