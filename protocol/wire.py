@@ -91,11 +91,8 @@ ERRORS = (
     (DENIED, "DENIED", "not permitted: a simulator command on a real shoe, or not authorised"),
     (FAULT, "FAULT", "the mechanism or the engine failed; the message says why"),
     (MECHANISM, "MECHANISM",
-     "a stopping fault: the shoe stopped dealing safe (a jam, an empty magazine, the lid, the "
-     "reader, the motor supply, the random source); the message is the fault's kind, a colon, "
-     "and what the operator must do. The hand logged a fault event; no card was lost: once the "
-     "cause is cleared, the same command again finishes the interrupted step (the random "
-     "source's fault stands until the shoe is restarted; the hand can only be ended)"),
+     "a stopping fault (section 6.5): the message is its kind, a colon, and what the operator "
+     "must do; once it is cleared, the same command (a new SEQ) finishes the step"),
 )
 
 # capability bits (identify reply)
@@ -179,9 +176,8 @@ MESSAGES = (
      "foreign, duplicate, no_burn, jam, or power_cut (at = the journal record, counted from the "
      "next command on, whose writing the power cut interrupts); at = the upcoming card it hits (1-based); card = the "
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
-     "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (the "
-     "command that meets one answers MECHANISM): feed_jam (the card sticks card times, 255 = "
-     "until cleared; more than the pin map's jam_retries stop the shoe), empty, lid_open, "
+     "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (6.5): "
+     "feed_jam (card = times the card sticks, 255 until cleared), empty, lid_open, "
      "reader_silent. Simulator only (CAP_SIM), else DENIED"),
     (12, "sim_fault", DIR_REPLY, "HH",
      "pending, feeds: faults armed and not hit yet, and cards fed in this hand (kind pending; "
@@ -232,10 +228,9 @@ MESSAGES = (
     (8, "status", DIR_EVENT, "B",
      "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
     (9, "fault", DIR_EVENT, "BBB",
-     "kind, dest, retries: a stopping fault stopped the step (its command answered MECHANISM); "
-     "kind 1 jam, 2 empty, 3 lid_open, 4 reader_silent, 5 reader_fault, 6 motor_power, "
-     "7 double_feed_unresolved, 8 entropy; dest = the zone the card in flight was going to "
-     "(255 none); retries = the jam's reverse-and-retries. The card stayed in the stub"),
+     "kind, dest, retries: a stopping fault (6.5); kind 1 jam, 2 empty, 3 lid_open, "
+     "4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy; "
+     "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
 )
 
 COMMAND_IDS = {}  # name -> id
