@@ -41,8 +41,21 @@ def device_version():
     return FIRMWARE_VERSION
 
 
+def release():
+    """Maintenance: the firmware's modules leave the heap (the device and the link went with
+    main()), so that the REPL and mpremote's scripts have the room: copying a file takes a
+    few KB in one piece."""
+    import gc
+
+    for name in list(sys.modules):
+        if name not in ("sys", "asyncio") and not name.startswith("asyncio."):
+            del sys.modules[name]
+    gc.collect()
+
+
 try:
     main()
+    release()
 except Exception as e:  # then the REPL: the line is the REPL's, as after maintenance
     sys.print_exception(e, sys.stderr)  # a Pico's stderr is USB; the virtual shoe's, its log
 except BaseException as e:
