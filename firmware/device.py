@@ -127,9 +127,9 @@ class Device:
         except MechanismFault as e:  # the engine logged it; the card in flight is still out
             raise self._stopped(name, e.kind, e.message)
         except Exception as e:
-            if not _entropy_fault(e):
-                raise  # (run answers it as an internal fault)
             self.entropy = _entropy_why(e)
+            if self.entropy is None:
+                raise  # (run answers it as an internal fault)
             self.hal.log("random source: %s" % e)
             h = self.hand
             if name in _DEALING and h is not None and h.status == DEALING:
@@ -240,7 +240,7 @@ class Device:
         try:
             rng = self.hal.rng(self.sim_seed)
         except Exception as e:
-            if _entropy_fault(e):
+            if _entropy_why(e) is not None:
                 raise  # a failing entropy source stops dealing, never degrades (execute says so)
             raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
@@ -341,7 +341,7 @@ class Device:
         if kind == "power_cut":  # the power goes while the at-th record from now is written
             self.journal.cut_at(at)  # (0: disarm)
             return (0, 0)
-        armed = _SIM_KINDS.get(kind)
+        armed = F.JAM if kind == "feed_jam" else kind if kind in _SIM_KINDS else None
         if armed is None:
             raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
         if armed != "no_burn" and at < 1:
@@ -451,9 +451,9 @@ class Device:
         try:
             rng = self.hal.rng(None)
         except Exception as e:  # nothing is dealt until a restart finds the source healthy
-            if not _entropy_fault(e):
-                raise
             self.entropy = _entropy_why(e)
+            if self.entropy is None:
+                raise
             self.hal.log("random source: %s" % e)
             rng = _NoRandom()
         try:
@@ -545,11 +545,10 @@ def _history_doc(h):
 
 
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
-# sim_fault kinds armed on the mechanism (wire name -> the mechanism's): feed_jam is the
-# mechanism's jam (the wire's "jam" is the disordered stub, RP-4)
-_SIM_KINDS = {"double_feed": "double_feed", "boxed": "boxed", "foreign": "foreign",
-              "duplicate": "duplicate", "no_burn": "no_burn", "feed_jam": F.JAM,
-              "empty": F.EMPTY, "lid_open": F.LID_OPEN, "reader_silent": F.READER_SILENT}
+# sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
+# (the wire's "jam" is the disordered stub, RP-4)
+_SIM_KINDS = ("double_feed", "boxed", "foreign", "duplicate", "no_burn", F.EMPTY, F.LID_OPEN,
+              F.READER_SILENT)
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
               wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"])
@@ -562,17 +561,15 @@ class _NoRandom:
         return 0
 
 
-def _entropy_fault(e):
-    """Is e the random source's health-test failure (shoe.health.EntropyFault)? Imported when
-    an exception comes: a shoe that does not test its own entropy (a seeded simulator) keeps the
-    health tests' module out of its heap."""
+def _entropy_why(e):
+    """What failed, if e is the random source's health-test failure (shoe.health.EntropyFault),
+    else None. Imported when an exception comes: a shoe that does not test its own entropy (a
+    seeded simulator) keeps the health tests' module out of its heap."""
     from shoe.health import EntropyFault
 
-    return isinstance(e, EntropyFault)
-
-
-def _entropy_why(e):
-    return "the random source failed its %s test" % e.test
+    if isinstance(e, EntropyFault):
+        return "the random source failed its %s test" % e.test
+    return None
 
 
 def _entropy_text(why):

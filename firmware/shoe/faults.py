@@ -40,28 +40,31 @@ MAGAZINE_FEW = const(3)    # the magazine beam (1 mm above the floor) reads clea
 REVERSE_DIVISOR = const(4)  # a jam's reverse runs at a quarter of the cruise step rate
 
 
+def _row(col, value):
+    for row in FAULTS:
+        if row[col] == value:
+            return row
+    return None
+
+
 def code(kind):
     """The code of a fault kind; ValueError for a kind not in the table."""
-    for row in FAULTS:
-        if row[1] == kind:
-            return row[0]
-    raise ValueError("unknown fault kind %r" % (kind,))
+    row = _row(1, kind)
+    if row is None:
+        raise ValueError("unknown fault kind %r" % (kind,))
+    return row[0]
 
 
 def kind(number):
     """The kind of a fault code ("fault-N" for a code this table does not know)."""
-    for row in FAULTS:
-        if row[0] == number:
-            return row[1]
-    return "fault-%d" % number
+    row = _row(0, number)
+    return "fault-%d" % number if row is None else row[1]
 
 
 def advice(number):
     """What the operator does about a fault, by code."""
-    for row in FAULTS:
-        if row[0] == number:
-            return row[2]
-    return "see the shoe's log"
+    row = _row(0, number)
+    return "see the shoe's log" if row is None else row[2]
 
 
 class MechanismFault(Exception):

@@ -54,8 +54,6 @@ _DEAL = ("deal", 0, 0)
 _STREET = ("street", 0, 0)
 _DRAW = ("draw", 0, 0)
 _PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
-_WHAT = {"deal": "the deal", "street": "the street", "draw": "the draw round",
-         "action": "seat %d's action (%s)", "expose": "the report of seat %d's exposed card %d"}
 
 _PROC = P.INDEX
 
@@ -323,7 +321,7 @@ class Hand:
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""
         self._check_dealing()
-        op = ("expose", seat, index)
+        op = ("report", seat, index)
         if self._again(op):  # its replacement card was stopped: deal it now
             self._start(op)
             self._continue()
@@ -797,13 +795,8 @@ class Hand:
         if it is None:
             return False
         if it != op:
-            what = _WHAT[it[0]]
-            if it[0] == "action":
-                what = what % (it[1], ACTIONS[it[2]])
-            elif it[0] == "expose":
-                what = what % (it[1], it[2])
-            raise ShoeError(E_STATE, "%s was stopped by a mechanism fault: repeat it to finish "
-                                     "it first" % what)
+            raise ShoeError(E_STATE, "the %s was stopped by a mechanism fault: repeat it to "
+                                     "finish it first" % it[0])
         return True
 
     def _start(self, op):
