@@ -12,9 +12,12 @@ from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
+from shoe import faults as F
+from shoe.faults import MechanismFault
 from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL
 from shoe.record import record
 from session import Sessions, AuthError
+from shoe.zones import OP_FAULT
 
 FIRMWARE_VERSION = "0.3.0"
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
@@ -93,6 +96,8 @@ class Device:
             FIRMWARE_VERSION, "" if self.sessions.provisioned() else ", no key provisioned"))
         if boot[1]:  # a software download: who entered maintenance for it, what, the result
             self.audit.add(store.read("maint.actor") or "unknown", "deploy", boot[1])
+        self.fault = None       # the last stopping fault (status shows it) until a feed succeeds
+        self.entropy = None     # the random source failed: latched until the shoe restarts
         self.journal = Journal(hal.flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
@@ -166,14 +171,29 @@ class Device:
         elif name in _DEALING:
             if self.recovery is not None:
                 raise CommandError(wire.WRONG_STATE, "recovery: " + self.recovery)
-            self.mech.begin_step()
+            self._entropy_check(name, args)
+            if self.hand is None or self.hand.interrupted is None:
+                self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
             out = fn(*args)
         except ShoeError as e:
             raise CommandError(wire.BAD_ARGUMENT if e.code == E_ARG else wire.WRONG_STATE,
                                e.message)
+        except MechanismFault as e:  # the engine logged it; the card in flight is still out
+            raise self._stopped(name, e.kind, e.message)
+        except Exception as e:
+            self.entropy = _entropy_why(e)
+            if self.entropy is None:
+                raise  # (run answers it as an internal fault)
+            self.hal.log("random source: %s" % e)
+            h = self.hand
+            if name in _DEALING and h is not None and h.status == DEALING:
+                h.note_fault(F.ENTROPY_CODE)
+            raise self._stopped(name, F.ENTROPY, _entropy_text(self.entropy))
         finally:
             self.collect()
+        if name in _DEALING and self.mech.feeds:
+            self.fault = None  # a card came out: the fault was cleared
         return out
 
     def _allowed(self, cid, name):
@@ -231,8 +251,37 @@ class Device:
         return (len(doc), doc[offset:offset + 180])
 
     def faults_count(self):
+        """Stopping faults by kind since installation, and the simulator's injected faults."""
+        out = dict(self.counts.get("faults") or {})
         fired = getattr(self.mech, "fired", 0)
-        return {"mechanism": fired}
+        if fired:
+            out["simulated"] = fired
+        return out
+
+    def _stopped(self, name, kind, message):
+        """A stopping fault ended the command: status shows it until a feed succeeds, the audit
+        log records it, and the command answers MECHANISM with the kind and what the operator
+        must do."""
+        self.fault = {"kind": kind, "code": F.code(kind), "message": message, "command": name}
+        self.hal.log("stopped (%s): %s: %s" % (name, kind, message))
+        faults = self.counts.setdefault("faults", {})
+        faults[kind] = faults.get(kind, 0) + 1
+        self.audit.add(self.sessions.actor(), "fault", "%s during %s (hand %d)" % (
+            kind, name, self.hand_no))
+        return CommandError(wire.MECHANISM, "%s: %s" % (kind, message))
+
+    def _entropy_check(self, name, args):
+        """After the random source failed, nothing is dealt: it may have failed in the middle
+        of a reshuffle. The hand can be ended (or declared a misdeal) and the shoe restarted; a
+        hand whose log holds an entropy fault stays stopped after the restart too."""
+        if name == "end" or (name == "report" and args[0] == 3):
+            return
+        why = self.entropy
+        if why is None and self.hand is not None and self.hand.status == DEALING and \
+                _logged(self.hand.z.log, OP_FAULT, F.ENTROPY_CODE):
+            why = "the random source failed during this hand"
+        if why is not None:
+            raise _entropy_error(why)
 
     def cmd_identify(self, offset):
         return None  # the link answers identify itself (its reply is preformatted)
@@ -314,13 +363,16 @@ class Device:
             button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
         else:
             button = seats[-1]
+        if self.entropy is not None:
+            raise _entropy_error(self.entropy)
         self.mech.delivered = []  # every card is gathered for the shuffle: none waits outside
         self.recovery = None
         try:
             rng = self.hal.rng(self.sim_seed)
-        except Exception as e:  # a failing entropy source stops dealing, never degrades
-            raise CommandError(wire.FAULT, "the random source failed its health test: %s" % (
-                e,))
+        except Exception as e:
+            if _entropy_why(e) is not None:
+                raise  # a failing entropy source stops dealing, never degrades (execute says so)
+            raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
         self.sim_order = None
@@ -393,7 +445,8 @@ class Device:
     def status_json(self, see=True):
         """The table as JSON; without see (no table session) the down cards are "??"."""
         out = {"hand": self.hand_no, "configured": self.config is not None,
-               "events": self.event_next, "locked": self.locked,
+               "events": self.event_next, "fault": self.fault,
+               "recovered": self.mech.recovered, "locked": self.locked,
                "session": wire.ROLES[self.role]}
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
@@ -424,13 +477,21 @@ class Device:
         if kind == "power_cut":  # the power goes while the at-th record from now is written
             self.journal.cut_at(at)  # (0: disarm)
             return (0, 0)
-        if kind not in ("double_feed", "boxed", "foreign", "duplicate", "no_burn"):
+        armed = F.JAM if kind == "feed_jam" else kind if kind in _SIM_KINDS else None
+        if armed is None:
             raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
-        if kind != "no_burn" and at < 1:
+        if armed != "no_burn" and at < 1:
             raise CommandError(wire.BAD_ARGUMENT, "at must be 1 or more")
-        if card > C.JOKER:
+        if armed == F.JAM:  # card: the times the card sticks
+            if card < 1:
+                raise CommandError(wire.BAD_ARGUMENT, "feed_jam: the card sticks 1..255 times "
+                                                      "(255: until cleared)")
+        elif card > C.JOKER:
             raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % card)
-        self.mech.arm(kind, at, card)
+        try:
+            self.mech.arm(armed, at, card)
+        except OSError as e:  # the simulator's pin map is missing
+            raise CommandError(wire.FAULT, str(e))
         return (0, 0)
 
     def cmd_sim_deck(self, cards, flags, seed):
@@ -545,7 +606,15 @@ class Device:
         caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
         settle = self.mech.inspect() if caught else []  # what the output sensor and reader see
         try:
-            hand = rebuild(oh, self.hal.rng(None), self.mech)
+            rng = self.hal.rng(None)
+        except Exception as e:  # nothing is dealt until a restart finds the source healthy
+            self.entropy = _entropy_why(e)
+            if self.entropy is None:
+                raise
+            self.hal.log("random source: %s" % e)
+            rng = _NoRandom()
+        try:
+            hand = rebuild(oh, rng, self.mech)
         except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
             self.hal.log("journal: hand %d cannot be rebuilt (%r)" % (oh.number, e))
             return
@@ -659,6 +728,10 @@ _OP_SHUFFLE = 2
 _OP_PROC = 4
 _OP_STATUS = 8
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
+# sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
+# (the wire's "jam" is the disordered stub, RP-4)
+_SIM_KINDS = ("double_feed", "boxed", "foreign", "duplicate", "no_burn", F.EMPTY, F.LID_OPEN,
+              F.READER_SILENT)
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
               wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],
@@ -672,6 +745,34 @@ _DEALING = ("deal", "street", "draw", "action", "report", "end")
 class _NoRandom:
     def below(self, n):
         return 0
+
+
+def _entropy_why(e):
+    """What failed, if e is the random source's health-test failure (shoe.health.EntropyFault),
+    else None. Imported when an exception comes: a shoe that does not test its own entropy (a
+    seeded simulator) keeps the health tests' module out of its heap."""
+    from shoe.health import EntropyFault
+
+    if isinstance(e, EntropyFault):
+        return "the random source failed its %s test" % e.test
+    return None
+
+
+def _entropy_text(why):
+    return "%s: %s" % (why, F.advice(F.ENTROPY_CODE))
+
+
+def _entropy_error(why):
+    """The MECHANISM reply to dealing while the random source is failed."""
+    return CommandError(wire.MECHANISM, "%s: %s" % (F.ENTROPY, _entropy_text(why)))
+
+
+def _logged(log, op, a):
+    """Does the compact log hold an entry (op, a, ...)?"""
+    for i in range(0, len(log), 4):
+        if log[i] == op and log[i + 1] == a:
+            return True
+    return False
 
 
 def _next_seat(seats, button):

@@ -89,10 +89,21 @@ def halt():
             time.sleep(1)
         except BaseException:
             pass
+def release():
+    """Maintenance: the firmware's modules leave the heap (the device and the link went with
+    main()), so that the REPL and mpremote's scripts have the room: copying a file takes a
+    few KB in one piece."""
+    import gc
+
+    for name in list(sys.modules):
+        if name not in ("sys", "asyncio") and not name.startswith("asyncio."):
+            del sys.modules[name]
+    gc.collect()
 
 
 try:
     main()
+    release()
 except Exception as e:  # a Pico's stderr is USB; the virtual shoe's, its log
     sys.print_exception(e, sys.stderr)
     if production():

@@ -78,7 +78,8 @@ VERSION = const(5)
 BUSY = const(6)
 DENIED = const(7)
 FAULT = const(8)
-SESSION = const(9)
+MECHANISM = const(9)
+SESSION = const(10)
 
 ERRORS = (
     (OK, "OK", "success: the reply data follows"),
@@ -93,6 +94,9 @@ ERRORS = (
     (DENIED, "DENIED", "not permitted: a simulator command on a shoe, a higher role needed, a "
      "failed login, a forged or replayed ACMD"),
     (FAULT, "FAULT", "the mechanism or the engine failed; the message says why"),
+    (MECHANISM, "MECHANISM",
+     "a stopping fault (section 6.5): the message is its kind, a colon, and what the operator "
+     "must do; once it is cleared, the same command (a new SEQ) finishes the step"),
     (SESSION, "SESSION", "an ACMD but no session (none, expired, ended, or a restart): log in"),
 )
 
@@ -189,8 +193,9 @@ MESSAGES = (
      "foreign, duplicate, no_burn, jam, or power_cut (at = the journal record, counted from the "
      "next command on, whose writing the power cut interrupts); at = the upcoming card it hits (1-based); card = the "
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
-     "burns, 4 order kept; kind pending only asks for the counters. Simulator only (CAP_SIM), "
-     "else DENIED"),
+     "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (6.5): "
+     "feed_jam (card = times the card sticks, 255 until cleared), empty, lid_open, "
+     "reader_silent. Simulator only (CAP_SIM), else DENIED"),
     (12, "sim_fault", DIR_REPLY, "HH",
      "pending, feeds: faults armed and not hit yet, and cards fed in this hand (kind pending; "
      "0, 0 for the others)"),
@@ -248,6 +253,10 @@ MESSAGES = (
      "candidates cards"),
     (8, "status", DIR_EVENT, "B",
      "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
+    (9, "fault", DIR_EVENT, "BBB",
+     "kind, dest, retries: a stopping fault (6.5); kind 1 jam, 2 empty, 3 lid_open, "
+     "4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy; "
+     "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
 )
 
 COMMAND_IDS = {}  # name -> id

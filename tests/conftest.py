@@ -3,6 +3,8 @@
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
@@ -10,7 +12,6 @@ SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
 if FIRMWARE not in sys.path:
     sys.path.insert(0, FIRMWARE)
 
-import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -35,3 +36,12 @@ def login_cli(shoe, role="maintenance"):
 
     shoe.key.save(keys.keystore_path(shoe.key.device))
     assert main(["--port", shoe.port, "login", "--role", role]) == 0
+
+@pytest.fixture(scope="module")
+def virtual_shoe():
+    """A virtual shoe (the firmware under the MicroPython unix port) for a test module."""
+    from facedown.virtualshoe import VirtualShoe
+
+    with VirtualShoe() as s:
+        s.start(ready_line="ready", timeout=20)
+        yield s

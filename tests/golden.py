@@ -18,8 +18,8 @@ HOW TO ADD A SCENARIO
        any face-up card (use them only for the outcome of a random reshuffle or pick),
      * ``board``, ``burns``, ``muck``, ``aside``, ``removed``: lists in order of arrival (``??``
        allowed; orientation is not compared for these zones),
-     * ``stub`` (exact count), ``procedures`` (exact list of ids, in order), ``log`` (exact, rarely
-       useful),
+     * ``stub`` (exact count), ``procedures`` (exact list of ids, in order), ``faults`` (the
+       stopping faults, exact list of kinds in order), ``log`` (exact, rarely useful),
      * ``one_of``: ``{"board": [cands], "burns": [cands], "3": [cands]}``: every card matched by a
        ``??`` in that zone (or seat) must be one of the candidates (the whole zone if the zone
        itself is not in ``expect``),
@@ -44,7 +44,7 @@ SUITS = "cdhs"
 ZONES = ("board", "burns", "muck", "aside", "removed")
 CONSERVED_ZONES = ("board", "burns", "muck", "aside")
 RECORD_KEYS = ("status", "reason", "seats", "board", "burns", "muck", "aside", "removed",
-               "stub", "procedures", "log")
+               "stub", "procedures", "faults", "log")
 EXTRA_KEYS = ("reason_contains", "one_of", "returned")
 WILD = "??"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9?])((?:[2-9TJQKA][cdhs])|Jk)(?![A-Za-z0-9])")
@@ -152,6 +152,9 @@ def check(expect, record, game):
     if "procedures" in expect and list(record.get("procedures") or []) != expect["procedures"]:
         errors.append("procedures: expected %r, got %r"
                       % (expect["procedures"], list(record.get("procedures") or [])))
+    if "faults" in expect and list(record.get("faults") or []) != expect["faults"]:
+        errors.append("faults: expected %r, got %r"
+                      % (expect["faults"], list(record.get("faults") or [])))
     if "log" in expect and record.get("log") != expect["log"]:
         errors.append("log: expected %r, got %r" % (expect["log"], record.get("log")))
     if "reason" in expect and record.get("reason") != expect["reason"]:

@@ -1,6 +1,7 @@
 """Hypothesis state machine over the dealing engine: random legal and illegal steps, with faults
-armed on the simulated mechanism. After every step: every card is in exactly one zone, the
-stub's untouched cards appear nowhere in the record, and a rejected step changed nothing."""
+armed on the simulated mechanism (stopping ones too). After every step: every card is in exactly
+one zone, the stub's untouched cards appear nowhere in the record, a rejected step changed
+nothing, and a step a stopping fault stopped logged the fault as its last entry."""
 
 import copy
 import json
@@ -14,9 +15,10 @@ from shoe.errors import ShoeError
 from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
-from shoe.zones import STUB, NOWHERE, SEAT0
+from shoe.faults import MechanismFault
+from shoe.zones import STUB, NOWHERE, SEAT0, OP_FAULT
 import scenario
-from hal.simmech import SimMech, AT_FAULTS
+from hal.simmech import SimMech, AT_FAULTS, STOPS
 
 GAMES = sorted(G.GAMES)
 
@@ -52,6 +54,13 @@ class EngineMachine(RuleBasedStateMachine):
         try:
             fn(*args)
             self.shoe.rec.commit(self.hand)
+        except MechanismFault as e:  # stopped: the card stayed in the stub; logged
+            log = self.hand.z.log
+            assert log[-4] == OP_FAULT and log[-3] == e.code
+            assert self.hand.interrupted is not None
+            self.shoe.rec.commit(self.hand)
+            event("stopped " + fn.__name__)
+            return False
         except ShoeError as e:
             assert e.message
             assert snapshot(self.hand) == before, "rejected step changed the state"
@@ -150,6 +159,14 @@ class EngineMachine(RuleBasedStateMachine):
         elif kind == "duplicate":
             code = data.draw(st.sampled_from(sorted(self.deck)))
         self.mech.arm(kind, at, code)
+
+    @rule(kind=st.sampled_from(STOPS), at=st.integers(1, 6), times=st.integers(1, 4))
+    def stop(self, kind, at, times):
+        """A stopping fault on a coming card (a jam sticking `times` times: the retries clear
+        up to the pin map's jam_retries)."""
+        if self.mech.pending() >= 2:
+            return
+        self.mech.arm(kind, at, times if kind == "jam" else 0)
 
     @invariant()
     def every_card_in_exactly_one_zone(self):

@@ -94,6 +94,14 @@ def test_settings_table_matches_the_firmware(guide):
     assert table_rows(guide, "settings") == want
 
 
+def test_fault_table_matches_the_firmware(guide):
+    from shoe import faults
+
+    rows = table_rows(guide, "faults")
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        ("`%s`" % kind, str(code), advice) for code, kind, advice in faults.FAULTS]
+
+
 def test_every_named_subcommand_exists(guide):
     _, subs = subparsers()
     named = named_commands(guide)

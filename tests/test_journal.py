@@ -95,11 +95,11 @@ class Table:
             self.j.set_config(json.dumps([game, seats, button, rules, house, self.number]))
         self.rec.begin(hand, self.number, config_json(game, seats, button, rules, house))
         for step in steps:
-            mech.begin_step()
+            scenario.begin_step(hand, mech)
             try:
                 scenario.apply(hand, mech, step)
-            except scenario.ShoeError:
-                pass
+            except (scenario.ShoeError, scenario.MechanismFault):
+                pass  # (a stopped step is repeated by the scenario's next one)
             self.seq += 1
             self.rec.commit(hand, reply=(self.seq, b"\x00"))
         if hand.status == 0:

@@ -108,12 +108,65 @@ def random_scenario(r):
             "button": r.randint(1, 10), "seed": r.randint(0, 10**6), "steps": steps}
 
 
+def feeds_per_step(scn):
+    """(cards fed by each step, faults pending before it) of a scenario run in-process, or
+    None if it is rejected."""
+    from shoe.errors import ShoeError
+
+    args, steps = scenario.check(scn)
+    hand, mech = scenario.start(args)
+    feeds, pending = [], []
+    for step in steps:
+        mech.begin_step()
+        pending.append(mech.pending())
+        try:
+            scenario.apply(hand, mech, step)
+        except ShoeError:
+            return None
+        feeds.append(mech.feeds)
+    return feeds, pending
+
+
+def faulted(scn, r, kinds=("jam", "empty", "lid_open", "reader_silent")):
+    """(scn with a stopping fault on a card of a step that deals, and that step repeated; the
+    kind, or None for a jam the retries clear), or None if no step deals. (Other faults armed
+    for that step keep their cards: the repeat goes on counting.)"""
+    from hal.simmech import SimMech, UNTIL_CLEARED
+
+    got = feeds_per_step(scn)
+    if got is None:
+        return None
+    feeds, pending = got
+    where = [i for i in range(len(feeds)) if feeds[i]]
+    if not where:
+        return None
+    retries = SimMech().figures().jam_retries
+    i = r.choice(where)
+    kind = r.choice(kinds)
+    fault = {"do": "fault", "kind": kind, "at": r.randint(1, feeds[i])}
+    if kind == "jam":
+        fault["times"] = r.choice([1, retries, retries + 1, UNTIL_CLEARED])
+    stops = kind != "jam" or fault["times"] > retries
+    steps = scn["steps"]
+    again = [steps[i]] if stops else []  # the operator clears it, the dealer repeats the step
+    return dict(scn, steps=steps[:i] + [fault, steps[i]] + again + steps[i + 1:]), (
+        kind if stops else None)
+
+
 def test_random_scenarios_same_record_under_micropython():
     r = random.Random(2024)
     scns = [random_scenario(r) for _ in range(300)]
+    # and hands a stopping fault interrupts (repeated as the dealer would)
+    while len(scns) < 400:
+        got = faulted(random_scenario(r), r)
+        if got is not None:
+            scns.append(got[0])
     got = run_micropython(scns)
     completed = 0
+    stopped = 0
     for scn, mp in zip(scns, got):
         assert mp == run_cpython(scn), json.dumps(scn)
         completed += "error" not in mp
-    assert completed > 60  # the comparison covers real hands, not only rejections
+        stopped += bool(mp.get("faults"))
+    assert completed > 120  # the comparison covers real hands, not only rejections
+    assert stopped > 50  # and hands the mechanism stopped

@@ -312,7 +312,7 @@ def test_hal_under_micropython(tmp_path):
     build_image(str(tmp_path / "image"))
     args = [script, "--image", str(tmp_path / "image")]
     proc = subprocess.run([tool("micropython"), "-X", "heapsize=256K"] + args,
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
     out = proc.stdout.splitlines()
     assert proc.returncode == 0 and out and out[-1] == "OK", proc.stdout[-3000:] + proc.stderr
     with open(script) as f:
@@ -323,11 +323,10 @@ def test_hal_under_micropython(tmp_path):
         assert "passed " + n in out, n
 
 
-def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
-    """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
-    fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
-    dealt through the PIO-driven mechanism; a jam answered as a fault with nothing lost, and the
-    deal going on once it is cleared; a reboot finds the hand in the journal."""
+@pytest.fixture()
+def rp2_harness():
+    """tests/mp_rp2_test.py's world (the fakes of machine/rp2, the card path model) loaded
+    under CPython with the protocol module; everything it imported is forgotten afterwards."""
     protocol = os.path.join(ROOT, "protocol")
     saved_path = list(sys.path)
     before = set(sys.modules)
@@ -339,71 +338,7 @@ def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
             "mp_rp2_harness", os.path.join(ROOT, "tests", "mp_rp2_test.py"))
         M = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(M)
-        wire = importlib.import_module("wire")
-        from device import Device
-
-        world, hal = M.fresh()
-        M.rp2.chip.sectors.clear()
-        state = [7]
-
-        def rosc():
-            state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
-            return (state[0] >> 16) & 1
-
-        M.board.mem[M.ROSC_RANDOMBIT] = rosc
-        # the littlefs root: a provisioned shoe, its (empty of code) manifest signed
-        monkeypatch.chdir(tmp_path)
-        from sessions import InProcess, provision
-
-        key = provision(str(tmp_path), hal.device_id)
-        dev = Device(hal)
-        assert dev.locked is None and dev.sessions.provisioned()
-        host = InProcess(dev, wire, key, "maintenance")
-
-        def run(cmd, *vals):
-            body = host.raw(cmd, *vals)
-            return body[0], body
-
-        code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")
-        assert code == 0, body
-        code, body = run("hand", 0)
-        assert code == 0, body
-        stub = list(dev.hand.z.stub)
-        assert len(stub) == 52  # the hand exists; the physical magazine is loaded to match it
-        world.magazine = [M.Card(c) for c in stub]
-        writes = dev.journal.writes
-        code, body = run("deal", 2)
-        assert code == 0, body
-        out = [c.code for c in world.out[M.ROUTE_OUT]]
-        assert len(out) == 2 and out == [stub[-1], stub[-2]]
-        assert dev.journal.writes >= writes + 2, "committed before each card moved"
-        # a jam that stays: a fault reply; the engine keeps the card in the stub
-        world.jam_at, world.jam_times = 95.0, 99
-        where = bytes(dev.hand.z.where)
-        code, body = run("deal", 1)
-        assert code != 0 and b"jam" in body, body
-        assert bytes(dev.hand.z.where) == where
-        world.lid = True
-        world.magazine.append(world.flight.pop()[0])
-        world.jam_at = None
-        world.lid = False
-        code, body = run("deal", 0)  # the interrupted deal of one card, fed again
-        assert code == 0, body
-        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:3]
-        code, body = run("deal", 0)
-        assert code == 0, body
-        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
-        assert dev.hand.initial_complete()
-        # the rear panel's maintenance key switch (GP19, active low, pulled up): off, then on
-        assert not hal.maintenance_switch()
-        M.board.inputs[19] = lambda: 0
-        assert hal.maintenance_switch()
-        del M.board.inputs[19]
-        # the power goes: a new device finds the hand in the journal on the same flash
-        number = dev.hand_no
-        dev2 = Device(hal)
-        assert dev2.hand_no == number and dev2.hand is not None
-        assert dev2.hand.initial_complete()
+        yield M, importlib.import_module("wire")
     finally:
         sys.path[:] = saved_path
         for n in set(sys.modules) - before:
@@ -411,3 +346,126 @@ def test_device_on_the_rp2_hal(tmp_path, monkeypatch):
                                    "journal", "recorder", "shoe", "session", "audit",
                                    "integrity", "sessions", "pyhal"):
                 sys.modules.pop(n, None)
+
+
+def test_device_on_the_rp2_hal(rp2_harness, tmp_path, monkeypatch):
+    """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
+    fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
+    dealt through the PIO-driven mechanism; a jam answered MECHANISM, logged as a fault event,
+    shown by status, with nothing lost, and the deal going on once it is cleared; a reboot
+    finds the hand in the journal."""
+    M, wire = rp2_harness
+    from device import Device
+    from shoe.zones import OP_FAULT, SEAT0
+
+    world, hal = M.fresh()
+    M.rp2.chip.sectors.clear()
+    state = [7]
+
+    def rosc():
+        state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
+        return (state[0] >> 16) & 1
+
+    M.board.mem[M.ROSC_RANDOMBIT] = rosc
+    # the littlefs root: a provisioned shoe, its (empty of code) manifest signed
+    monkeypatch.chdir(tmp_path)
+    from sessions import InProcess, provision
+
+    key = provision(str(tmp_path), hal.device_id)
+    dev = Device(hal)
+    assert dev.locked is None and dev.sessions.provisioned()
+    host = InProcess(dev, wire, key, "maintenance")
+
+    def run(cmd, *vals):
+        body = host.raw(cmd, *vals)
+        return body[0], body
+
+    code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")
+    assert code == 0, body
+    code, body = run("hand", 0)
+    assert code == 0, body
+    stub = list(dev.hand.z.stub)
+    assert len(stub) == 52  # the hand exists; the physical magazine is loaded to match it
+    world.magazine = [M.Card(c) for c in stub]
+    writes = dev.journal.writes
+    code, body = run("deal", 2)
+    assert code == 0, body
+    out = [c.code for c in world.out[M.ROUTE_OUT]]
+    assert len(out) == 2 and out == [stub[-1], stub[-2]]
+    assert dev.journal.writes >= writes + 2, "committed before each card moved"
+    # a jam that stays: MECHANISM, a fault event; the engine keeps the card in the stub
+    world.jam_at, world.jam_times = 95.0, 99
+    where = bytes(dev.hand.z.where)
+    code, body = run("deal", 1)
+    assert code == wire.MECHANISM and body[2:6] == b"jam:", body
+    assert b"did not reach the throat" in body
+    assert bytes(dev.hand.z.where) == where
+    assert tuple(dev.hand.z.log[-4:]) == (OP_FAULT, 1, SEAT0 + 3, hal.timing.jam_retries + 1)
+    assert dev.held[-1][2][-4:] == dev.hand.z.log[-4:], "numbered as an event"
+    assert dev.fault["kind"] == "jam" and json.loads(dev.status_json())["fault"]["kind"] == "jam"
+    # another step is refused until the deal is repeated
+    code, body = run("street")
+    assert code == wire.WRONG_STATE and b"repeat it" in body, body
+    world.lid = True
+    world.magazine.append(world.flight.pop()[0])
+    world.jam_at = None
+    world.lid = False
+    code, body = run("deal", 0)  # the interrupted deal of one card, fed again
+    assert code == 0, body
+    assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:3]
+    assert dev.fault is None
+    code, body = run("deal", 0)
+    assert code == 0, body
+    assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
+    assert dev.hand.initial_complete()
+    # the rear panel's maintenance key switch (GP19, active low, pulled up): off, then on
+    assert not hal.maintenance_switch()
+    M.board.inputs[19] = lambda: 0
+    assert hal.maintenance_switch()
+    del M.board.inputs[19]
+    # the power goes: a new device finds the hand in the journal on the same flash
+    number = dev.hand_no
+    dev2 = Device(hal)
+    assert dev2.hand_no == number and dev2.hand is not None
+    assert dev2.hand.initial_complete()
+    assert json.loads(dev2.status_json())["table"]["faults"] == ["jam"]
+
+
+def test_the_simulator_takes_the_time_the_mechanism_takes(rp2_harness):
+    """A stopping jam, on the Pico's mechanism (the fakes' clock) and in the simulator
+    (hal/simmech.py's figures from the same pin map): the same time within 10 %. A jam one
+    retry clears: the simulator's figure is a lower bound."""
+    M, wire = rp2_harness
+    from hal.simmech import SimMech
+    from hal.simstops import pinmap
+
+    from hal.simstops import Figures
+
+    figures = Figures(pinmap((M.PINMAP,)))
+    assert figures.jam_retries == SimMech().figures().jam_retries
+    world, hal = M.fresh()
+    mech = hal.mech
+    names = ["2c", "3d", "4h", "5s", "6c", "7d", "8h"]
+    M.load(world, hal, names)
+    mech.feed(M.ROUTE_OUT)  # homed, one card out: every feed below starts the same way
+    t0 = M.board.ns
+    mech.feed(M.ROUTE_OUT)
+    plain = (M.board.ns - t0) / 1e6
+    # one stick, cleared by a reverse-and-retry
+    world.jam_at, world.jam_times = 95.0, 1
+    t0 = M.board.ns
+    mech.feed(M.ROUTE_OUT)
+    once = (M.board.ns - t0) / 1e6 - plain
+    sim, retries, stopped = figures.jam_ms(1)
+    assert not stopped and mech.retries == retries == 1
+    # (the Pico also loses the ground the card fell behind while it stuck, homed back at
+    # creep speed after the eject: the simulator's figure is the tries and the reverse only)
+    assert sim <= once <= 1.5 * sim, (once, sim)
+    # stuck every time: the shoe stops after jam_retries
+    world.jam_at, world.jam_times = 95.0, 99
+    t0 = M.board.ns
+    M.expect_fault("jam", mech.feed, M.ROUTE_OUT)
+    stop = (M.board.ns - t0) / 1e6
+    sim, retries, stopped = figures.jam_ms(255)
+    assert stopped and mech.retries == retries == hal.timing.jam_retries + 1
+    assert abs(stop - sim) <= 0.1 * sim, (stop, sim)

@@ -484,7 +484,9 @@ def test_catalogue_table_is_consistent():
         for row in table:
             assert row[-1].isascii() and "|" not in row[-1]
     codes = [row[0] for row in W.ERRORS]
-    assert codes == list(range(len(codes))) and len(codes) >= 10  # contiguous from OK = 0
+    assert codes == list(range(11))  # contiguous from OK = 0
+    assert W.error_name(W.MECHANISM) == "MECHANISM" and W.MECHANISM == 9
+    assert W.error_name(W.SESSION) == "SESSION" and W.SESSION == 10
     assert W.COMMAND_REPLY[W.COMMAND_IDS["identify"]] == "BssIy"
     assert W.COMMAND_ARGS[W.COMMAND_IDS["identify"]] == "H"
 
@@ -493,13 +495,25 @@ def test_event_kinds_match_the_engine():
     from shoe import zones as Z
     from shoe.hand import ACTIONS, STATUS_NAMES
     ops = {"move": Z.OP_MOVE, "shuffle": Z.OP_SHUFFLE, "cut": Z.OP_CUT, "procedure": Z.OP_PROC,
-           "action": Z.OP_ACTION, "remove": Z.OP_REMOVE, "pick": Z.OP_PICK, "status": Z.OP_STATUS}
+           "action": Z.OP_ACTION, "remove": Z.OP_REMOVE, "pick": Z.OP_PICK, "status": Z.OP_STATUS,
+           "fault": Z.OP_FAULT}
     assert {name: op for op, name in W.EVENT_KINDS.items()} == ops
     zones = (Z.STUB, Z.BOARD, Z.BURNS, Z.MUCK, Z.ASIDE, Z.SEAT0, Z.NOWHERE)
     assert zones == (0, 1, 2, 3, 4, 16, 255)
     assert (Z.MIX_STUB, Z.MIX_MUCK, Z.MIX_BURNS) == (1, 2, 4)
     assert tuple(ACTIONS) == ("check", "call", "bet", "raise", "fold", "allin")
     assert tuple(STATUS_NAMES) == ("dealing", "complete", "misdeal", "void")
+
+
+def test_fault_event_names_every_fault_kind_by_its_code():
+    """The fault event's description (SPEC.md) lists exactly the firmware's fault table."""
+    from shoe import faults as F
+
+    doc = [r[4] for r in W.MESSAGES if r[2] == W.DIR_EVENT and r[1] == "fault"][0]
+    listed = re.search(r"kind (1 .*?); dest", doc).group(1)
+    pairs = [p.strip().split(" ", 1) for p in listed.split(",")]
+    assert [(int(n), k) for n, k in pairs] == [(row[0], row[1]) for row in F.FAULTS]
+    assert len({row[0] for row in F.FAULTS}) == len(F.FAULTS), "a code used twice"
 
 
 @pytest.mark.parametrize("fw,dev", [("", ""), ("0.1.0", "shoe-0042"), ("x" * 90, "y" * 90)])

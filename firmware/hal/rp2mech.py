@@ -12,8 +12,10 @@
 # Faults:
 #   jam       no card at D or T within its window, or T still blocked after the eject window:
 #             stop, reverse jam_reverse_steps, go again; after jam_retries the motor is switched
-#             off and MechanismFault("jam") is raised. Also: a card left in the path (after a
-#             fault or a power cut) refuses the next feed until the operator takes it out.
+#             off and MechanismFault("jam") is raised (a feed whose jams the retries cleared
+#             is counted in `recovered`). Also: a card left in the path (after a fault or a
+#             power cut) refuses the next feed until the operator takes it out.
+# The kinds, their codes and MechanismFault are shoe/faults.py's (shared with the simulator).
 #   empty     nothing reaches D and the magazine beam is clear (or the beam is clear before the
 #             pick while the stub is more than a few cards): no card moved.
 #   lid_open  the lid is open before a feed, or opens while a card moves (the lid cuts the
@@ -39,21 +41,14 @@
 # nothing (the engine feeds the next card); it is listed in Mechanism.rejected.
 from journal import crc16
 from shoe import cards as C
+from shoe.faults import (MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT, READER_FAULT,
+                         DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR)
 
 ROUTE_OUT = 0
 ROUTE_BURN = 1
 ROUTE_REJECT = 2
 ROUTE_NAMES = ("output", "burn", "reject")
 
-JAM = "jam"
-EMPTY = "empty"
-LID_OPEN = "lid_open"
-READER_SILENT = "reader_silent"
-READER_FAULT = "reader_fault"
-DOUBLE_UNRESOLVED = "double_feed_unresolved"
-MOTOR_POWER = "motor_power"
-
-FEW = 3          # the magazine beam (1 mm above the floor) reads clear under this many cards
 SILENT = -1      # Reader.read_card: no byte came back at all
 UNREADABLE = -2  # Reader.read_card: answers, but no card
 
@@ -62,16 +57,6 @@ ROSC_RANDOMBIT = 0x4006001C  # ROSC RANDOMBIT register (RP2040 datasheet 2.17.8)
 # stops the watchdog, which machine.WDT cannot do (RP2040 datasheet 2.1.2 and 4.7)
 WATCHDOG_CTRL_CLR = 0x40058000 + 0x3000
 WATCHDOG_ENABLE = 1 << 30
-
-
-class MechanismFault(Exception):
-    """The mechanism stopped safe; `kind` is one of the names above, `message` tells the
-    operator what to do. Nothing of the feed that raised it reached the engine."""
-
-    def __init__(self, kind, message):
-        super().__init__("%s: %s" % (kind, message))
-        self.kind = kind
-        self.message = message
 
 
 # --------------------------------------------------------------------------------- figures
@@ -494,6 +479,7 @@ class Mechanism:
         self.last_route = None
         self.last = None         # the last feed's Held (lengths, double...)
         self.retries = 0         # jam retries during the last feed
+        self.recovered = 0       # feeds whose jams the reverse-and-retry cleared (since boot)
 
     # ---------------------------------------------------------------- SimMech's interface
 
@@ -552,6 +538,8 @@ class Mechanism:
             self._safe()
             raise
         self.st.enable(False)
+        if self.retries:
+            self.recovered += 1
         return out
 
     # ---------------------------------------------------------------- checks before a feed
@@ -719,7 +707,7 @@ class Mechanism:
         return why
 
     def _reverse(self):
-        self._run(self.t.reverse_steps, False, None, self.t.cruise // 4)
+        self._run(self.t.reverse_steps, False, None, self.t.cruise // REVERSE_DIVISOR)
 
     def _home(self, rate=None):
         """Back (the safe way: the pick arc pushes the stack against the magazine's wall) until

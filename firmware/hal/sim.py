@@ -98,6 +98,7 @@ class SimHal:
         opts = _options(os.getenv("FACEDOWN_SIM"))
         self.mech = SimMech()
         self.mech.feed_ms = int(opts.get("feed_ms", "0"))
+        self.mech.realtime = True  # a stopping fault takes the hardware's time (pinmap.json)
         self.seed = opts.get("seed")
         self.hands = 0
         self.drbg = None

@@ -2,7 +2,24 @@
 # shoe's face-down shuffles), dispenses one card per feed as the card reader sees it, and
 # produces the faults the scenario format names. The engine never looks inside it: it only
 # sees what comes out.
+#
+# Two sorts of faults. Those the engine's procedures handle (a double feed, a foreign or
+# duplicate card, a boxed card, a misrouted burn) come out with the cards. Stopping faults
+# raise shoe.faults.MechanismFault, as the Pico's mechanism (hal/rp2mech.py) does, before any
+# card of that feed is reported: the card in flight stays first in the magazine (the operator
+# puts it back under the stack, where the pick takes it next), so repeating the step deals it.
+# They take the time the hardware takes, from the pin map's figures (hardware/pinmap.json,
+# deployed as pinmap.json; hal/simstops.py, imported when the first one is armed):
+#   jam            the card sticks before the throat `times` times: the tries and reverses
+#                  take what hal/rp2mech.py's take (simstops.Figures.jam_ms); more sticks than
+#                  timing.jam_retries stop the shoe (JAM), fewer are cleared and counted
+#   empty          the magazine beam reads clear: refused before the pick, or with a few cards
+#                  left (the beam cannot see them) after the misfeed tries
+#   lid_open       the lid opens while the card moves (half-way through its cycle)
+#   reader_silent  the card stops at the reader, which answers neither the read nor the status
+#                  request (each tried reader.retries + 1 times, reader.timeout_ms each)
 from shoe.cards import UP
+from shoe.faults import JAM, EMPTY, LID_OPEN, READER_SILENT
 
 ROUTE_BURN = 1
 
@@ -12,6 +29,11 @@ DUPLICATE = "duplicate"
 BOXED = "boxed"
 NO_BURN = "no_burn"
 AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
+STOPS = (JAM, EMPTY, LID_OPEN, READER_SILENT)  # simulated faults that stop the shoe
+UNTIL_CLEARED = 255  # a jam's `times`: the card sticks until the operator clears the path
+# the random-fault mode's draws: (kind, code), code = a jam's times (1: cleared by a retry)
+RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPEN, 0),
+          (READER_SILENT, 0))
 
 
 class SimMech:
@@ -24,6 +46,11 @@ class SimMech:
         self.fired = 0
         self._out = []
         self.feed_ms = 0         # how long one card takes to come out (0: at once)
+        self.realtime = False    # faults take their time on the clock (the virtual shoe)
+        self.spent_ms = 0        # time the feeds and faults took (counted either way)
+        self.retries = 0         # reverse-and-retries of the last feed
+        self.recovered = 0       # feeds whose jams the retries cleared
+        self.fig = None          # Figures, read from the pin map when first needed
         self.fault_rate = 0      # random faults per card, in 1/65536
         self.fault_rng = None
         self.idle = None         # called while a card is in flight (the link keeps serving)
@@ -32,20 +59,33 @@ class SimMech:
         self.delivered = []      # cards already out (found after a power cut), fed first
 
     def random_faults(self, rate, rng):
-        """Arm a random mechanism fault (double feed or boxed card) with this chance per card."""
+        """Arm a random mechanism fault (one of RANDOM: a double feed, a boxed card, a jam the
+        retries clear or one that stops, the lid, the reader) with this chance per card."""
         self.fault_rate = int(rate * 65536)
         self.fault_rng = rng
 
-    def _travel(self):
+    def figures(self):
+        if self.fig is None:
+            from hal.simstops import Figures, pinmap
+
+            self.fig = Figures(pinmap())
+        return self.fig
+
+    def _wait(self, ms):
+        """The mechanism is busy for ms: counted, and on the clock in real time (the link keeps
+        being served meanwhile)."""
+        self.spent_ms += ms
+        if not self.realtime or ms <= 0:
+            return
         import time
 
         try:
             start, diff, sleep = time.ticks_ms, time.ticks_diff, time.sleep_ms
         except AttributeError:  # CPython
-            start, sleep = lambda: int(time.time() * 1000), lambda ms: time.sleep(ms / 1000)
+            start, sleep = lambda: int(time.monotonic() * 1000), lambda ms: time.sleep(ms / 1000)
             diff = lambda a, b: a - b  # noqa: E731
         t0 = start()
-        while diff(start(), t0) < self.feed_ms:
+        while diff(start(), t0) < ms:
             if self.idle is not None:
                 self.idle()
             sleep(1)
@@ -55,12 +95,20 @@ class SimMech:
         self.stack[:] = stub
 
     def arm(self, kind, at=0, code=0):
+        """A fault for the at-th card of the next step that dispenses; code: the card of a
+        foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
         if kind == NO_BURN:
             self.no_burn = True
         else:
+            if kind == JAM:
+                if not 1 <= code <= UNTIL_CLEARED:
+                    raise ValueError("a jam sticks 1..%d times, not %r" % (UNTIL_CLEARED, code))
+                self.figures()  # the pin map is needed: say now if it is missing
             self.faults.append([kind, at, code])
 
     def begin_step(self):
+        """A new step: faults are counted from its first card (a step repeated after a stop is
+        not a new step: the shoe does not call this then)."""
         self.feeds = 0
 
     def pending(self):
@@ -70,6 +118,7 @@ class SimMech:
     def feed(self, route):
         if self.before is not None:
             self.before(route)  # the shoe commits what happened so far before a card moves
+        self.retries = 0
         if self.delivered:  # a card that came out during a power cut: the reader reads it now
             self.feeds += 1
             self.misrouted = False
@@ -77,9 +126,16 @@ class SimMech:
             del out[:]
             out.append(self.delivered.pop(0))
             return out
+        fault = self._due()
+        if fault is not None and fault[0] in STOPS:
+            self._stop(fault[0], fault[2])  # raises, unless the retries clear a jam
+            fault = None
+        if route == ROUTE_BURN and self.no_burn:  # (a stop above left it for the repeat)
+            self.no_burn = False
+            self.misrouted = True
         if self.feed_ms:
-            self._travel()
-        out = self._feed(route)
+            self._wait(self.feed_ms)
+        out = self._feed(fault)
         if self.world is not None:
             self._remember(out)
         return out
@@ -110,24 +166,31 @@ class SimMech:
         taken = [c & 63 for c in codes]
         self.stack[:] = [c for c in stub if c not in taken]
 
-    def _feed(self, route):
+    def _due(self):
+        """Count the feed; the fault armed for it (taken off the list), or None."""
         self.feeds += 1
-        out = self._out
-        del out[:]
         self.misrouted = False
-        if route == ROUTE_BURN and self.no_burn:
-            self.no_burn = False
-            self.misrouted = True
         if self.fault_rate and self.fault_rng.below(65536) < self.fault_rate:
-            self.faults.append([(DOUBLE_FEED, BOXED)[self.fault_rng.below(2)], self.feeds, 0])
-        fault = None
+            kind, code = RANDOM[self.fault_rng.below(len(RANDOM))]
+            self.faults.append([kind, self.feeds, code])
         for f in self.faults:
             if f[1] == self.feeds:
-                fault = f
-                break
+                self.faults.remove(f)
+                self.fired += 1
+                return f
+        return None
+
+    def _stop(self, kind, code):
+        """A stopping fault on this feed: the time it takes, then MechanismFault (nothing left
+        the magazine). A jam the retries clear returns, counted."""
+        from hal.simstops import stop
+
+        stop(self, kind, code)
+
+    def _feed(self, fault):
+        out = self._out
+        del out[:]
         if fault is not None:
-            self.faults.remove(fault)
-            self.fired += 1
             kind = fault[0]
             if kind == FOREIGN or kind == DUPLICATE:
                 out.append(fault[2])

@@ -7,10 +7,11 @@ from shoe import games as G
 from shoe import house as H
 from shoe import procedures as P
 from shoe.errors import ShoeError, E_ARG, E_STATE
+from shoe.faults import MechanismFault
 from shoe.rng import cut
 from shoe.shuffler import shuffle as carousel
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
-                        OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS,
+                        OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS, OP_FAULT,
                         MIX_STUB, MIX_MUCK, MIX_BURNS)
 
 # status
@@ -47,6 +48,12 @@ DEAD = const(3)
 
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
 CHIPS = (False, True, True, True, False, True)
+
+# operations that deal, as (name, a, b): what a stopping fault interrupts (Hand.interrupted)
+_DEAL = ("deal", 0, 0)
+_STREET = ("street", 0, 0)
+_DRAW = ("draw", 0, 0)
+_PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
 
 _PROC = P.INDEX
 
@@ -110,6 +117,9 @@ class Hand:
         self.noburn = False
         self.partial = 0          # a dealing step under way (P_*): what a power cut interrupts
         self.partial_want = 0     # its target: initial cards dealt, or the board's length
+        self.owed = []            # (dest, up, ctx): cards a procedure still has to deal
+        self.doing = None         # the operation under way, as (name, a, b)
+        self.interrupted = None   # the operation a stopping fault stopped: repeat it to go on
         self.last_street = None   # cards of the last street step, for a premature report
         self.street_burns = bytearray(b"\xff" * 8)
         self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
@@ -172,9 +182,12 @@ class Hand:
         """The initial deal, or only the next `count` cards of it. A deal a power cut
         interrupted is finished first (to the target it had)."""
         self._check_dealing()
-        if self.partial == P_DEAL:
+        again = self._again(_DEAL)
+        if self.partial == P_DEAL or again:
+            self._start(_DEAL)
             self.last_street = None
-            return self._finish_deal()
+            self._continue()
+            return
         remaining = self.initial_total - self.initial_done
         if remaining <= 0:
             raise ShoeError(E_STATE, "the initial deal is already complete")
@@ -182,26 +195,36 @@ class Hand:
             if not isinstance(count, int) or isinstance(count, bool) or not (
                     1 <= count <= remaining):
                 raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
+        self._start(_DEAL)
         self.last_street = None
         self.partial_want = self.initial_done + (remaining if count is None else count)
         self.partial = P_DEAL
         self._finish_deal()
 
     def _finish_deal(self):
-        if self._deal_initial(self.partial_want) >= 0:
+        r = self._deal_initial(self.partial_want)
+        if r >= 0:
             self.partial = 0
+        return r
 
     def street(self):
         """The next street: burn, then the board cards or one card per live stud seat."""
         self._check_dealing()
         if self.kind == G.DRAW:
             raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
-        if self.partial in (P_BURN, P_CARDS):  # a street a power cut interrupted: finish it
+        again = self._again(_STREET)
+        if self.partial in (P_BURN, P_CARDS):  # a street a power cut or a fault interrupted
+            self._start(_STREET)
             if self.last_street is None:
                 self.last_street = []
             self._finish_street()
             return
+        if again:  # the street is out; a procedure after it still owes cards
+            self._start(_STREET)
+            self._continue()
+            return
         self._check_street()
+        self._start(_STREET)
         self.window_closed = True
         self.nstreet += 1
         self.last_street = []
@@ -217,6 +240,7 @@ class Hand:
         self._check_dealing()
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
+        self._again(_DRAW)
         resuming = self.partial in (P_DRAWBURN, P_DRAW)
         if not resuming:
             self._check_street()
@@ -235,6 +259,7 @@ class Hand:
                 if (code not in held and not thrown) or code in seen:
                     raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
                 seen.append(code)
+        self._start(_DRAW)
         self.last_street = None
         if not resuming:
             self.window_closed = True
@@ -264,17 +289,28 @@ class Hand:
     def action(self, seat, kind):
         """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards."""
         self._check_dealing()
-        self._check_seat(seat)
-        if kind not in ACTIONS:
-            raise ShoeError(E_ARG, "unknown action %r (actions: %s)" % (kind, ", ".join(ACTIONS)))
-        if not self.live(seat):
-            raise ShoeError(E_STATE, "seat %d is not in the hand" % seat)
-        if self.initial_done == 0:
-            raise ShoeError(E_STATE, "no cards have been dealt yet")
-        if not self.initial_complete():
-            if self._short_at_action(seat) < 0:
+        op = ("action", seat, ACTIONS.index(kind) if kind in ACTIONS else -1)
+        if self._again(op):  # the cards it made the shoe deal first, then the action itself
+            self._start(op)
+            if self._continue() < 0:
                 return
-        k = ACTIONS.index(kind)
+        else:
+            self._check_seat(seat)
+            if kind not in ACTIONS:
+                raise ShoeError(E_ARG, "unknown action %r (actions: %s)" % (
+                    kind, ", ".join(ACTIONS)))
+            if not self.live(seat):
+                raise ShoeError(E_STATE, "seat %d is not in the hand" % seat)
+            if self.initial_done == 0:
+                raise ShoeError(E_STATE, "no cards have been dealt yet")
+            self._start(op)
+            if not self.initial_complete():
+                # a deal a power cut stopped is finished; otherwise the seats are short
+                r = self._finish_deal() if self.partial == P_DEAL else \
+                    self._short_at_action(seat)
+                if r < 0:
+                    return
+        k = op[2]
         self.z.note(OP_ACTION, seat, k)
         self.n_actions += 1
         if CHIPS[k]:
@@ -285,12 +321,18 @@ class Hand:
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""
         self._check_dealing()
+        op = ("report", seat, index)
+        if self._again(op):  # its replacement card was stopped: deal it now
+            self._start(op)
+            self._continue()
+            return
         self._check_seat(seat)
         held = self.z.seats[seat]
         if not isinstance(index, int) or isinstance(index, bool) or not (1 <= index <= len(held)):
             raise ShoeError(E_ARG, "seat %d holds %d card(s); no card %r" % (seat, len(held), index))
         if held[index - 1] & C.UP:
             raise ShoeError(E_STATE, "seat %d's card %d is already face up" % (seat, index))
+        self._start(op)
         self.last_street = None
         code = held[index - 1] & C.CODE
         if self.kind == G.STUD:
@@ -299,7 +341,7 @@ class Hand:
             if self.house["draw_exposed"] == "replace":
                 self._proc("draw-exposed-replaced", seat)
                 self.z.move(code, MUCK)
-                self._fill(SEAT0 + seat, False, CTX_REPLACE)
+                self._owe(SEAT0 + seat, False, CTX_REPLACE)
             else:
                 self._plays(seat, code)
         elif self.nstreet == 0 and self.window_open():
@@ -310,6 +352,7 @@ class Hand:
     def premature(self):
         """The cards of the last street step were dealt before betting had finished (RP-5)."""
         self._check_dealing()
+        self._again(_PREMATURE)
         if self.last_street is None or self.kind == G.DRAW:
             raise ShoeError(E_STATE, "premature applies only right after a street is dealt")
         cards = self.last_street
@@ -379,6 +422,7 @@ class Hand:
                 self.z.move(code, MUCK)
             self.reserved = []
             self.returning = []
+        self._over()
         self.status = COMPLETE
         self.z.note(OP_STATUS, COMPLETE)
 
@@ -406,10 +450,12 @@ class Hand:
         return 0
 
     def _after_initial(self):
+        if self._pay() < 0:
+            return -1
         while self.replace_queue:
             seat = self.replace_queue.pop(0)
             self._proc("exposed-replaced", seat)
-            if self._fill(SEAT0 + seat, False, CTX_REPLACE) < 0:
+            if self._owe(SEAT0 + seat, False, CTX_REPLACE) < 0:
                 return -1
         return 0
 
@@ -512,7 +558,12 @@ class Hand:
         if not self.z.stub:  # nothing left to feed: stop this operation, keep every card
             self._proc("stub-exhausted")
             return -1
-        reads = self.mech.feed(ROUTE_BURN if dest == BURNS else ROUTE_OUT)
+        try:
+            reads = self.mech.feed(ROUTE_BURN if dest == BURNS else ROUTE_OUT)
+        except MechanismFault as e:  # the shoe stopped safe before this card was reported
+            self.note_fault(e.code, dest, self.mech.retries)
+            self.interrupted = self.doing
+            raise
         misrouted = self.mech.misrouted
         filled = 0
         for raw in reads:
@@ -636,7 +687,7 @@ class Hand:
             if self.house["stud_7th_exposed"] == "replace":
                 self._proc("stud-7th-replaced", seat)
                 self.z.move(code, MUCK)
-                self._fill(SEAT0 + seat, False, CTX_REPLACE)
+                self._owe(SEAT0 + seat, False, CTX_REPLACE)
             else:
                 self._proc("stud-7th-plays", seat)
                 self.z.turn_up(seat, code)
@@ -656,7 +707,7 @@ class Hand:
             self.z.note(OP_PICK, BOARD, n)
             code = board[before + k]
             self.z.move(code, BURNS)
-            self.last_street.remove(code)
+            self._unlist(code)
             if self.house["flop4_pick_is_turn_burn"]:
                 self.skip_burn = True
             return
@@ -664,9 +715,9 @@ class Hand:
         self._gather(board[before:])
         self.last_street = []
         self._reshuffle(MIX_STUB)
-        while len(board) < before + 3:
-            if self._dispense(BOARD, True, CTX_STREET) < 0:
-                return
+        for _ in range(3):
+            self.owed.append((BOARD, True, CTX_STREET))
+        self._pay()
 
     def _no_burn_flop(self, before):
         board = self.z.board
@@ -679,8 +730,14 @@ class Hand:
             k = 0
         code = board[before + k]
         self.z.move(code, BURNS)
-        self.last_street.remove(code)
-        self._fill(BOARD, True, CTX_STREET)
+        self._unlist(code)
+        self._owe(BOARD, True, CTX_STREET)
+
+    def _unlist(self, code):
+        """A card of the last street is burned after all. (A street a power cut interrupted
+        lists only the cards dealt since the reboot: the card may not be there.)"""
+        if code in self.last_street:
+            self.last_street.remove(code)
 
     def _draw_reshuffle(self, seat):
         """The stub cannot cover a draw: last card plus earlier discards, reshuffled."""
@@ -711,12 +768,70 @@ class Hand:
                 self.initial_done = self.initial_total
                 return self._after_initial()
             self._proc("button-completed", button)
-            return self._deal_initial(self.initial_total)
+            return self._deal_rest()
         if self.house["short_hand"] == "misdeal" and self.window_open():
             self._end(MISDEAL, "misdeal-short")
             return -1
         self._proc("short-completed")
-        return self._deal_initial(self.initial_total)
+        return self._deal_rest()
+
+    def _deal_rest(self):
+        """The rest of the initial deal, as a deal step (a fault or power cut resumes it)."""
+        self.partial_want = self.initial_total
+        self.partial = P_DEAL
+        return self._finish_deal()
+
+    # ---------------------------------------------------------------- stopping faults
+
+    def note_fault(self, code, dest=NOWHERE, retries=0):
+        """A stopping fault (shoe.faults) stopped the operation under way: logged, so that the
+        host and the hand history have it; nothing else changes."""
+        self.z.note(OP_FAULT, code, dest, min(retries, 255))
+
+    def _again(self, op):
+        """While a stopping fault's operation is unfinished: True when op repeats it (it is
+        then continued, not started anew); any other dealing operation is refused."""
+        it = self.interrupted
+        if it is None:
+            return False
+        if it != op:
+            raise ShoeError(E_STATE, "the %s was stopped by a mechanism fault: repeat it to "
+                                     "finish it first" % it[0])
+        return True
+
+    def _start(self, op):
+        self.doing = op
+        self.interrupted = None
+
+    def _continue(self):
+        """Finish what a stopping fault stopped: a deal to its target (and its replacement
+        cards), or the cards a procedure still owes."""
+        if self.partial == P_DEAL:
+            return self._finish_deal()
+        if self.initial_complete():
+            return self._after_initial()
+        return 0
+
+    def _owe(self, dest, up, ctx):
+        self.owed.append((dest, up, ctx))
+        return self._pay()
+
+    def _pay(self):
+        """Deal the cards procedures owe, in order. -1 when the hand ended or no card is left
+        (nothing is owed any more then)."""
+        owed = self.owed
+        while owed:
+            dest, up, ctx = owed[0]
+            if self._fill(dest, up, ctx) < 0:
+                del owed[:]
+                return -1
+            owed.pop(0)
+        return 0
+
+    def _over(self):
+        """The hand ends: nothing is owed or waits to be repeated."""
+        self.interrupted = None
+        del self.owed[:]
 
     # ---------------------------------------------------------------- helpers
 
@@ -753,6 +868,7 @@ class Hand:
 
     def _end(self, status, pid):
         self._proc(pid)
+        self._over()
         self.status = status
         self.reason_num = _PROC[pid]
         self.reason = P.text(self.reason_num)

@@ -1,9 +1,10 @@
 # The hand record: what the host sees of a hand. The stub is a count: its cards and order never
 # appear here.
 from shoe import cards as C
+from shoe import faults as F
 from shoe import procedures as P
-from shoe.zones import (zone_name, STUB, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
-                        OP_ACTION, OP_REMOVE, OP_PICK, OP_STATUS, MIX_MUCK, MIX_BURNS)
+from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_STATUS, OP_FAULT, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
 
 
@@ -42,19 +43,34 @@ def log_entries(hand, start=0):
             e = {"card": C.name(a), "to": "removed"}
         elif op == OP_PICK:
             e = {"pick": "random", "from": zone_name(a), "of": b}
+        elif op == OP_FAULT:  # the shoe stopped; the card it was feeding stayed in the stub
+            e = {"fault": F.kind(a)}
+            if b != NOWHERE:
+                e["dest"] = zone_name(b)
+            if c:
+                e["retries"] = c
         else:  # OP_STATUS
             e = {"status": STATUS_NAMES[a]}
         out.append(e)
     return out
 
 
-def procedures(hand):
+def _named(hand, op, name):
     log = hand.z.log
     out = []
     for i in range(0, len(log), 4):
-        if log[i] == OP_PROC:
-            out.append(P.pid(log[i + 1]))
+        if log[i] == op:
+            out.append(name(log[i + 1]))
     return out
+
+
+def procedures(hand):
+    return _named(hand, OP_PROC, P.pid)
+
+
+def faults(hand):
+    """The stopping faults of the hand, in order (kinds of shoe.faults)."""
+    return _named(hand, OP_FAULT, F.kind)
 
 
 def record(hand, log=True):
@@ -77,6 +93,7 @@ def record(hand, log=True):
         "removed": _names(z.removed),
         "stub": len(z.stub),
         "procedures": procedures(hand),
+        "faults": faults(hand),
         "log": log_entries(hand) if log else None,
     }
 

@@ -24,6 +24,7 @@ OP_ACTION = const(5)    # seat, action number
 OP_REMOVE = const(6)    # object code
 OP_PICK = const(7)      # zone, candidates
 OP_STATUS = const(8)    # status number
+OP_FAULT = const(9)     # fault code (shoe.faults), zone the card in flight was going to, retries
 
 # reshuffle mask bits
 MIX_STUB = const(1)

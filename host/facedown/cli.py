@@ -41,7 +41,7 @@ def main(argv=None):
         print("facedown: error: %s" % exc, file=sys.stderr)
         if exc.hint:
             print("hint: %s" % exc.hint, file=sys.stderr)
-        return 2
+        return exc.exit_code
 
 
 if __name__ == "__main__":

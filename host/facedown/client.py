@@ -24,11 +24,22 @@ class ShoeError(UserError):
              W.DENIED: "this needs a simulator (or, later, an authenticated session)"}
 
     def __init__(self, code, message, command):
-        UserError.__init__(self, "%s: %s (%s)" % (command, message, W.error_name(code)),
-                           hint=self.HINTS.get(code))
+        if code == W.MECHANISM:  # one line: what stopped, what to do, and then
+            UserError.__init__(self, "%s stopped by a mechanism fault (%s): %s; once it is "
+                                     "cleared, send %s again" % (command, W.error_name(code),
+                                                                 message, command))
+            self.exit_code = 3
+        else:
+            UserError.__init__(self, "%s: %s (%s)" % (command, message, W.error_name(code)),
+                               hint=self.HINTS.get(code))
         self.code = code
         self.message = message
         self.command = command
+
+    @property
+    def fault(self):
+        """The stopping fault's kind (MECHANISM replies), else None."""
+        return self.message.split(":", 1)[0] if self.code == W.MECHANISM else None
 
 
 class LinkDown(UserError):

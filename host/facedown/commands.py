@@ -287,7 +287,14 @@ def show(client, args):
         return 0
     print("hand %d" % st["hand"])
     print(view.render(table))
+    if st.get("fault"):
+        print(stopped_line(st["fault"]))
     return 0
+
+
+def stopped_line(fault):
+    """The standing fault of a status, as the operator's line."""
+    return "STOPPED (%s): %s: %s" % (fault["command"], fault["kind"], fault["message"])
 
 
 def recover(args):
@@ -425,6 +432,12 @@ def describe(entry, hand, rules):
         return "random pick among %d cards" % b
     if op == z.OP_STATUS:
         return "hand %d is %s" % (hand, ("dealing", "complete", "MISDEAL", "VOID")[a])
+    if op == z.OP_FAULT:
+        from shoe import faults as F
+
+        e = {"dest": z.zone_name(b) if b != z.NOWHERE else None, "retries": c}
+        return "FAULT %s%s: the shoe stopped; %s" % (F.kind(a), view.fault_where(e),
+                                                    F.advice(a))
     return "event %r" % (bytes(entry),)
 
 
@@ -435,6 +448,7 @@ def watch(args):
     from .mirror import Mirror
 
     state = {"rules": "tda2024", "mirror": None, "hand": None, "last": "", "screen": None}
+    fw = firmware_imports()
 
     def fresh(client):
         st = client.status()
@@ -451,6 +465,8 @@ def watch(args):
 
     def on_event(number, hand, entry):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
+        if entry[0] == fw.zones.OP_FAULT:
+            state["fault"] = True  # the shoe's own words for it are read below (status)
         if state["screen"] is None:
             print(line, flush=True)
             return
@@ -479,6 +495,14 @@ def watch(args):
                 if state["screen"] is not None and state["blind"] and state["table"]:
                     state["screen"].show(view.render(state["table"], title=state["last"]),
                                          highlight=True)
+            if state.pop("fault", False):
+                fault = client.status().get("fault")
+                if fault:
+                    line = stopped_line(fault)
+                    if state["screen"] is None:
+                        print(line, flush=True)
+                    else:
+                        state["screen"].say(line, alarm=True)
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,7 +1,9 @@
 """`facedown demo`: the main job on a virtual shoe. The real firmware (MicroPython unix port)
 deals a stream of 9-seat hold'em hands over the serial protocol, with irregularities injected at
-random (exposed cards, premature boards, double feeds, boxed cards, jams, a power cycle); the
-table is shown live as each event arrives; a summary closes the run.
+random (exposed cards, premature boards, double feeds, boxed cards, disordered stubs, stopping
+faults of the mechanism: jams, an empty magazine, the lid, a silent reader; a power cycle); the
+table is shown live as each event arrives, a fault highlighted with what the operator does (the
+demo then plays the operator and the dealer: the step is sent again); a summary closes the run.
 
 `facedown demo --scenarios` replays the bundled example scenarios instead (one per procedure)."""
 
@@ -69,7 +71,8 @@ def styled(text):
     out = Text()
     for line in text.split("\n"):
         style = None
-        if "MISDEAL" in line or "VOID" in line:
+        if "MISDEAL" in line or "VOID" in line or line.startswith("  ! ") or \
+                "FAULT" in line[:40]:
             style = "bold white on red"
         elif line.startswith("  > "):
             style = "bold yellow"
@@ -97,9 +100,11 @@ class Screen:
         elif final:
             print(text, flush=True)
 
-    def say(self, line):
+    def say(self, line, alarm=False):
+        """A line above the live table (alarm: highlighted, as a fault)."""
         if self.live is not None:
-            self.live.console.print(line)
+            self.live.console.print(line, style="bold white on red" if alarm else None,
+                                    markup=False, highlight=False)
         else:
             print(line, flush=True)
 
@@ -121,6 +126,7 @@ class Demo:
         self.screen = None
         self.last_line = ""
         self.power_cycle_at = self.r.randrange(2, max(3, args.hands)) if args.hands > 1 else None
+        self.stops = collections.Counter()  # stopping faults met, by kind
 
     # events arrive here, live, while the shoe deals
     def on_event(self, number, hand, entry):
@@ -185,10 +191,36 @@ class Demo:
             finally:
                 self.screen.stop()
             wall = time.monotonic() - t0
+            self.recovered = client.status()["recovered"]
             s = client.stats
             client.close()
         self.summary(s, wall)
         return 0
+
+    def step(self, c, name, *args):
+        """A command that may meet a stopping fault: the fault is shown (highlighted, with the
+        shoe's words for what to do), the operator clears it, and the dealer sends the same
+        command again, which finishes the step."""
+        from .client import ShoeError
+
+        for _ in range(5):
+            try:
+                return c.call(name, *args)
+            except ShoeError as e:
+                if e.fault is None:
+                    raise
+                self.stops[e.fault] += 1
+                self.screen.say("  !! STOPPED during %s: %s" % (name, e.message), alarm=True)
+                self.screen.say("  .. the operator clears it; the dealer sends %s again" % name)
+        raise RuntimeError("the shoe stopped five times in a row")
+
+    def stop_fault(self, c, most):
+        """Now and then, a stopping fault on one of the next step's first `most` cards."""
+        r = self.r
+        if r.random() < 0.12:
+            kind = r.choice(["feed_jam", "feed_jam", "empty", "lid_open", "reader_silent"])
+            times = r.choice([1, 2, 255]) if kind == "feed_jam" else 0  # 1, 2: retries clear it
+            c.call("sim_fault", kind, r.randint(1, most), times, 0)
 
     # one hand, with irregularities drawn at random
     def play(self, c, shoe, power_cycle=False):
@@ -196,16 +228,18 @@ class Demo:
         if r.random() < 0.15:
             c.call("sim_fault", r.choice(["double_feed", "boxed"]), r.randint(3, 18), 0, 0)
         if r.random() < 0.3:
-            c.call("deal", r.randint(3, 15))
+            self.stop_fault(c, 3)
+            self.step(c, "deal", r.randint(3, 15))
             seat = r.choice(SEATS)
             table = c.status()["table"]
             if table["status"] != "dealing":
                 return
             if table["seats"][str(seat)]:
-                c.call("report", 1, seat, 1)  # an exposed card
+                self.step(c, "report", 1, seat, 1)  # an exposed card
             if c.status()["table"]["status"] != "dealing":
                 return
-        c.call("deal", 0)
+        self.stop_fault(c, 3)
+        self.step(c, "deal", 0)
         if self.mirror.status != 0:
             return
         live = list(SEATS)
@@ -217,16 +251,18 @@ class Demo:
                 c.call("sim_fault", "double_feed", r.randint(2, 3), 0, 0)
             elif street == 0 and r.random() < 0.08:
                 c.call("sim_fault", "no_burn", 0, 0, 0)
+            else:
+                self.stop_fault(c, 2)
             if power_cycle and street == 1:
                 self.screen.say("  ** power cut: the virtual shoe loses power mid-hand **")
                 shoe.restart(ready_line="ready", timeout=20)
                 c.resume()
                 self.screen.say("  ** power back: events resumed from #%d, stub reshuffled "
                                 "(RP-4) **" % (c.last_event + 1))
-            c.call("street")
+            self.step(c, "street")
             if r.random() < 0.1:
                 c.call("report", 2, 0, 0)  # premature: the street is dealt again later
-                c.call("street")
+                self.step(c, "street")
             if r.random() < 0.05:
                 c.call("sim_fault", "jam", 0, 0, r.choice([0, 1]))
             self.betting(c, live)
@@ -239,7 +275,7 @@ class Demo:
                 return
             kind = r.choice(("call", "call", "check", "raise", "fold")) if preflop else \
                 r.choice(("check", "check", "bet", "call", "fold"))
-            c.call("action", seat, ACTIONS.index(kind))
+            self.step(c, "action", seat, ACTIONS.index(kind))
             if kind == "fold":
                 live.remove(seat)
 
@@ -256,6 +292,10 @@ class Demo:
             s["fast_retries"]))
         print("  bytes                %d sent, %d received" % (s["bytes_sent"],
                                                              s["bytes_received"]))
+        print("  mechanism stopped    %d times%s, %d jams cleared by the retries" % (
+            sum(self.stops.values()), " (%s)" % ", ".join(
+                "%s %d" % kv for kv in sorted(self.stops.items())) if self.stops else "",
+            self.recovered))
         print("  procedures applied   %d" % sum(self.procedures.values()))
         for pid, n in self.procedures.most_common():
             p = self.fw.procedures

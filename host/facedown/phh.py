@@ -564,6 +564,9 @@ def _entry_text(e):
         return "cut (%s cards)" % e.get("cards")
     if "pick" in e:
         return "pick %s from %s (of %s)" % (e["pick"], e.get("from"), e.get("of"))
+    if "fault" in e:  # the shoe stopped; the card it was feeding stayed in the stub
+        from .view import fault_where
+        return "fault %s%s" % (e["fault"], fault_where(e))
     return " ".join("%s=%s" % (k, v) for k, v in e.items())
 
 

@@ -51,7 +51,7 @@ SUITS = "cdhs"
 ZONES = ("board", "burns", "muck", "aside", "removed")
 CONSERVED_ZONES = ("board", "burns", "muck", "aside")
 RECORD_KEYS = ("status", "reason", "seats", "board", "burns", "muck", "aside", "removed",
-               "stub", "procedures", "log")
+               "stub", "procedures", "faults", "log")
 EXTRA_KEYS = ("reason_contains", "one_of", "returned")
 WILD = "??"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9?])((?:[2-9TJQKA][cdhs])|Jk)(?![A-Za-z0-9])")
@@ -131,6 +131,9 @@ def mismatches(expect, record, game):
     if "procedures" in expect and list(record.get("procedures") or []) != expect["procedures"]:
         errors.append(("procedures", "procedures: expected %r, got %r"
                        % (expect["procedures"], list(record.get("procedures") or []))))
+    if "faults" in expect and list(record.get("faults") or []) != expect["faults"]:
+        errors.append(("faults", "faults: expected %r, got %r"
+                       % (expect["faults"], list(record.get("faults") or []))))
     if "log" in expect and record.get("log") != expect["log"]:
         errors.append((None, "log: expected %r, got %r" % (expect["log"], record.get("log"))))
     if "reason" in expect and record.get("reason") != expect["reason"]:
@@ -231,7 +234,8 @@ def conservation(record, game, returned=()):
 # ================================================================================ sim-only
 
 #: Faults only the simulated mechanism can produce (the "kind" of a "fault" step).
-SIM_FAULTS = ("double_feed", "no_burn", "foreign", "duplicate", "boxed", "jam", "power_cut")
+SIM_FAULTS = ("double_feed", "no_burn", "foreign", "duplicate", "boxed", "jam", "power_cut",
+              "empty", "lid_open", "reader_silent")
 
 
 def sim_only_reason(scn):
@@ -309,9 +313,10 @@ def _procedure_line(pid, rules, actual_entry):
 
 def _keyed(text):
     """The lines of a rendered table, keyed by what they show: head, seat:N, board, burns,
-    muck, aside, removed, stub, proc:i."""
+    muck, aside, removed, stub, proc:i, fault:i."""
     out = []
     proc = 0
+    fault = 0
     for i, line in enumerate(text.splitlines()):
         words = line.split()
         if i == 0:
@@ -319,6 +324,9 @@ def _keyed(text):
         elif line.startswith("  > "):
             key = "proc:%d" % proc
             proc += 1
+        elif line.startswith("  ! "):
+            key = "fault:%d" % fault
+            fault += 1
         elif words[:1] == ["seat"] and len(words) > 1:
             key = "seat:" + words[1]
         elif words and words[0] in ZONES + ("stub",):
@@ -347,6 +355,14 @@ def expected_table(scn, record, unicode=True):
     rules = rec["rules"]
     for i, pid in enumerate(pids):
         lines.append(_procedure_line(pid, rules, actual[i] if i < len(actual) else None))
+    # the stopping faults: the actual entry's line where the kind is the expected one
+    from .view import fault_lines
+
+    kinds = expect["faults"] if "faults" in expect else list(record.get("faults") or [])
+    faults = [e for e in record.get("log") or [] if "fault" in e]
+    for i, kind in enumerate(kinds):
+        entry = faults[i] if i < len(faults) and faults[i]["fault"] == kind else {"fault": kind}
+        lines.append("  ! " + fault_lines({"log": [entry]})[0])
     return "\n".join(lines)
 
 
@@ -370,13 +386,17 @@ def side_by_side(expected, actual, bad=()):
             return (2, (ZONES + ("stub",)).index(kind), "")
         if kind == "proc":
             return (3, int(rest), "")
-        return (4, int(rest), "")
+        if kind == "fault":
+            return (4, int(rest), "")
+        return (5, int(rest), "")
 
     order.sort(key=rank)
     bad = set(bad)
     if "procedures" in bad:
         bad.update(k for k in order if k.startswith("proc:") and left.get(k) != right.get(k))
-    plain = [len(v) for k, v in left.items() if not k.startswith("proc:")]
+    if "faults" in bad:
+        bad.update(k for k in order if k.startswith("fault:") and left.get(k) != right.get(k))
+    plain = [len(v) for k, v in left.items() if not k.startswith(("proc:", "fault:"))]
     width = max([len("expected"), 40] + plain)  # long procedure lines are cut to fit
     left = {k: v if len(v) <= width else v[:width - 3] + "..." for k, v in left.items()}
     rows = ["  %-*s | %s" % (width, "expected", "actual"),

@@ -10,6 +10,7 @@ from .mirror import Mirror
 W = wire()
 REPORT = {"expose": 1, "premature": 2, "misdeal": 3}
 JAM_FLAGS = {"muck": 1, "burns": 2}
+SIM_KIND = {"jam": "feed_jam"}  # the mechanism's jam on the wire (its "jam" is RP-4's)
 
 
 class Run:
@@ -26,6 +27,7 @@ class Run:
         self.mirror = Mirror(game, seats, button, rules)
         self.hand_no = None
         self.chained = client.on_event  # whoever listened before keeps hearing every event
+        self.stops = 0  # stopping faults armed and not met yet
 
     def on_event(self, number, hand, entry):
         if hand == self.hand_no:
@@ -40,6 +42,8 @@ class Run:
         for s in seats:
             mask |= 1 << s
         c.sync()  # settle any earlier events before this hand's
+        if self.shoe is not None:  # first: a cut an earlier run left armed would hit end/config
+            c.call("sim_fault", "power_cut", 0, 0, 0)
         try:
             c.call("end")  # a hand an earlier scenario left unfinished
         except ShoeError:
@@ -47,8 +51,6 @@ class Run:
         c.call("config", game, mask, button or 0, rules, json.dumps(house))
         if order is not None or seed is not None:
             c.call("sim_deck", bytes(order or ()), 1 if seed is not None else 0, seed or 0)
-        if self.shoe is not None:
-            c.call("sim_fault", "power_cut", 0, 0, 0)  # no cut left armed by an earlier run
         c.call("hand", button or 0)
         self.hand_no = c.call("status", 0xFFFF)[0]
 
@@ -77,7 +79,13 @@ class Run:
                 flags |= JAM_FLAGS[what]
             c.call("sim_fault", "jam", 0, 0, flags)
         else:  # a mechanism fault for the next step that dispenses
-            c.call("sim_fault", step[1], step[2], step[3], 0)
+            if step[1] in self.mod.STOPS and (step[1] != "jam" or step[3] > self.jam_retries()):
+                self.stops += 1
+            c.call("sim_fault", SIM_KIND.get(step[1], step[1]), step[2], step[3], 0)
+
+    def jam_retries(self):
+        """How many sticks the mechanism's retries clear (the pin map's, as the shoe's)."""
+        return self.mod.SimMech().figures().jam_retries
 
     def power_cut(self, after_writes):
         if self.shoe is None:
@@ -88,6 +96,7 @@ class Run:
             self.cut_pending = self.shoe.boots
         else:
             self.shoe.restart(ready_line="ready", timeout=20)
+            self.stops = 0  # the mechanism's armed faults went with the power
             self.client.resume()
 
     def revive(self):
@@ -96,6 +105,7 @@ class Run:
             return
         self.client.on_silence = None
         self.shoe.restart(ready_line="ready", timeout=20)
+        self.stops = 0
         self.client.resume()
 
     def run(self):
@@ -115,10 +125,16 @@ class Run:
             try:
                 self.step(i)
             except ShoeError as e:
-                raise self.mod.ScenarioError("step %d (%s): %s" % (
-                    i + 1, self.scn["steps"][i]["do"], e.message))
+                if e.code != W.MECHANISM or not self.stops:
+                    raise self.mod.ScenarioError("step %d (%s): %s" % (
+                        i + 1, self.scn["steps"][i]["do"], e.message))
+                # the armed stop: the shoe stopped (the event is logged); the next step repeats
+                self.stops -= 1
+                continue
             if do == "fault":
                 armed = True
+            elif do == "cut":
+                pass  # not a step that deals (a restart forgets what was armed: see below)
             elif armed:
                 pending, feeds = self.client.call("sim_fault", "pending", 0, 0, 0)
                 if feeds and pending:

@@ -15,7 +15,8 @@ def add_command(sub):
                                   "e.g. AhKdQs... (simulator only)")
     p.add_argument("--feed-ms", type=int, default=0, help="time one card takes to come out")
     p.add_argument("--mech-faults", type=float, default=0.0, metavar="P",
-                   help="probability per card of a mechanism fault (double feed, boxed card)")
+                   help="probability per card of a mechanism fault (double feed, boxed card, "
+                        "a jam cleared by the retries or stopping the shoe, the lid, the reader)")
     for name in ("drop", "corrupt", "duplicate", "delay"):
         p.add_argument("--" + name, type=float, default=0.0, metavar="P",
                        help="line fault: probability per byte to %s it" % name)

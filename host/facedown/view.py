@@ -1,5 +1,6 @@
-"""The table as a person reads it: seats, board, burns, muck, set-aside, stub count, and the
-procedures the shoe applied with their rule numbers. Works from a hand record only."""
+"""The table as a person reads it: seats, board, burns, muck, set-aside, stub count, the
+procedures the shoe applied with their rule numbers, and the stopping faults (jams, the
+magazine, the lid, the reader...) with what the operator does. Works from a hand record only."""
 
 SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 RULES = {"tda2024": "Poker TDA 2024", "robert": "Robert's Rules of Poker"}
@@ -36,6 +37,37 @@ def procedure_lines(record):
     return out
 
 
+def fault_lines(record):
+    """One line per stopping fault in the log: the kind, the card it stopped, what to do."""
+    from .engine import scenario_module
+
+    scenario_module()  # puts the firmware's core on the path
+    from shoe import faults as F
+
+    advice = {row[1]: row[2] for row in F.FAULTS}
+    log = record.get("log")
+    if log is None:  # a table without its log (the shoe's status): the kinds only
+        log = [{"fault": kind} for kind in record.get("faults") or []]
+    out = []
+    for e in log:
+        if "fault" in e:
+            out.append("FAULT %s%s: %s" % (e["fault"], fault_where(e),
+                                          advice.get(e["fault"], "see the shoe's log")))
+    return out
+
+
+def fault_where(entry):
+    """' (the card for seat 3, 3 tries)' for a fault entry of the log."""
+    parts = []
+    dest = entry.get("dest")
+    if dest:
+        parts.append("the card for %s" % (dest.replace(":", " ") if dest.startswith("seat")
+                                          else "the " + {"burns": "burn"}.get(dest, dest)))
+    if entry.get("retries"):
+        parts.append("%d tries" % entry["retries"])
+    return " (%s)" % ", ".join(parts) if parts else ""
+
+
 def render(record, title=None, unicode=True):
     lines = []
     if title:
@@ -60,4 +92,6 @@ def render(record, title=None, unicode=True):
     lines.append("  stub     %d cards (order secret)" % record["stub"])
     for line in procedure_lines(record):
         lines.append("  > " + line)
+    for line in fault_lines(record):
+        lines.append("  ! " + line)
     return "\n".join(lines)

@@ -1,0 +1,79 @@
+# Stopping faults: the mechanism (or the random source) stopped safe and the operator must act.
+# One table for everyone: both hardware layers raise MechanismFault with these kinds
+# (hal/rp2mech.py on the Pico, hal/simmech.py in the simulator), the engine logs a fault entry
+# with the code when a feed stops (zones.OP_FAULT), the device answers the command with the
+# MECHANISM error, and the host names the fault and tells the operator what to do.
+# Row: (code, kind, what the operator does). The code is the fault event's first byte: append
+# new rows, never renumber.
+from shoe.compat import const
+
+FAULTS = (
+    (1, "jam", "open the lid, clear the card path, put the card back under the stack (it is "
+               "fed next), close the lid, then repeat the step"),
+    (2, "empty", "load the cards into the magazine, then repeat the step"),
+    (3, "lid_open", "close the lid (a card caught in the path goes back under the stack first), "
+                    "then repeat the step"),
+    (4, "reader_silent", "check the card reader's cable and power (the card waits at the "
+                         "reader), then repeat the step"),
+    (5, "reader_fault", "the card reader reports a camera or light fault: service it, then "
+                        "repeat the step"),
+    (6, "motor_power", "check the 24 V motor supply, then repeat the step"),
+    (7, "double_feed_unresolved", "take both cards out of the path, put them back under the "
+                                  "stack, then repeat the step"),
+    (8, "entropy", "nothing is dealt: the floor rules on the hand and ends it; power-cycle the "
+                   "shoe, and call service if it happens again"),
+)
+
+JAM = "jam"
+EMPTY = "empty"
+LID_OPEN = "lid_open"
+READER_SILENT = "reader_silent"
+READER_FAULT = "reader_fault"
+MOTOR_POWER = "motor_power"
+DOUBLE_UNRESOLVED = "double_feed_unresolved"
+ENTROPY = "entropy"
+ENTROPY_CODE = const(8)
+
+# How the mechanism meets a fault, shared so that the simulator's faults take the time the
+# hardware's do (the rest of the timing is in the pin map, hardware/pinmap.json):
+MAGAZINE_FEW = const(3)    # the magazine beam (1 mm above the floor) reads clear under this many
+REVERSE_DIVISOR = const(4)  # a jam's reverse runs at a quarter of the cruise step rate
+
+
+def _row(col, value):
+    for row in FAULTS:
+        if row[col] == value:
+            return row
+    return None
+
+
+def code(kind):
+    """The code of a fault kind; ValueError for a kind not in the table."""
+    row = _row(1, kind)
+    if row is None:
+        raise ValueError("unknown fault kind %r" % (kind,))
+    return row[0]
+
+
+def kind(number):
+    """The kind of a fault code ("fault-N" for a code this table does not know)."""
+    row = _row(0, number)
+    return "fault-%d" % number if row is None else row[1]
+
+
+def advice(number):
+    """What the operator does about a fault, by code."""
+    row = _row(0, number)
+    return "see the shoe's log" if row is None else row[2]
+
+
+class MechanismFault(Exception):
+    """The mechanism stopped safe; `kind` is one of the kinds above (`code` its number),
+    `message` tells the operator what to do. Nothing of the feed that raised it reached the
+    engine: once the cause is cleared, the same feed is simply tried again."""
+
+    def __init__(self, kind, message):
+        super().__init__("%s: %s" % (kind, message))
+        self.kind = kind
+        self.message = message
+        self.code = code(kind)
