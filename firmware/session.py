@@ -59,6 +59,7 @@ class Sessions:
             audit.add("device", "key-unreadable", KEY_FILE)
         self.role = wire.ROLE_PUBLIC
         self.skey = None
+        self.ended = None          # the session key before (its commands get SESSION, not DENIED)
         self.counter = 0
         self.number = 0
         self.used = 0
@@ -129,6 +130,7 @@ class Sessions:
             self.store.write(FAIL_FILE, "0")
         if self.skey is not None:
             self.audit.add(self.actor(), "session-replaced", "")
+            self.ended = self.skey
         self.skey = Hmac(hmac_sha256(rk, wire.session_message(nonce, host_nonce)))
         self.role = role
         self.counter = 0
@@ -141,6 +143,7 @@ class Sessions:
     def logout(self, why="logout"):
         if self.skey is not None:
             self.audit.add(self.actor(), why, "")
+            self.ended = self.skey
         self.skey = None
         self.role = wire.ROLE_PUBLIC
         self.counter = 0
@@ -156,7 +159,11 @@ class Sessions:
         if self.skey is None:
             raise AuthError(wire.SESSION, "no session (none opened, expired, ended or the shoe "
                                           "restarted): log in")
-        if not equal(self.skey.mac(wire.acmd_message(seq, counter, cmd)), tag):
+        msg = wire.acmd_message(seq, counter, cmd)
+        if not equal(self.skey.mac(msg), tag):
+            if self.ended is not None and equal(self.ended.mac(msg), tag):
+                raise AuthError(wire.SESSION, "this session ended (a newer login replaced it, "
+                                              "or it logged out): log in")
             self.forged += 1
             if self.forged & (self.forged - 1) == 0:  # 1, 2, 4, 8...: a flood fills no log
                 self.audit.add("public", "forged-command", "%d so far" % self.forged)

@@ -11,9 +11,10 @@ import pytest
 
 from facedown import history
 from facedown.cli import main
-from facedown.client import Client, ShoeError
+from facedown.client import ShoeError
 from facedown.mirror import Mirror
 from facedown.phh import dumps as phh_dumps
+from conftest import login_cli
 
 import wire
 from hal.simmech import SimMech
@@ -31,9 +32,7 @@ def shoe(virtual_shoe):
 @pytest.fixture
 def client(shoe):
     events = []
-    c = Client(shoe.port, timeout=20, on_event=lambda n, h, e: events.append((n, h, e))).open()
-    c.identify()
-    c.attach()
+    c = shoe.connect(timeout=20, on_event=lambda n, h, e: events.append((n, h, e)))
     try:
         c.call("end")
     except ShoeError:
@@ -140,6 +139,7 @@ def test_the_command_line_says_it_in_one_line_and_exits_3(client, shoe, capsys):
     new_hand(c)
     c.call("sim_fault", "reader_silent", 1, 0, 0)
     c.close()  # one host on the line at a time: the command line's
+    login_cli(shoe, "table")
     capsys.readouterr()
     assert main(["--port", shoe.port, "deal"]) == 3
     err = capsys.readouterr().err.strip().splitlines()

@@ -21,7 +21,9 @@ class ShoeError(UserError):
 
     HINTS = {W.WRONG_STATE: "`facedown --port PORT status` shows where the hand is",
              W.BAD_ARGUMENT: "see `facedown COMMAND --help`",
-             W.DENIED: "this needs a simulator (or, later, an authenticated session)"}
+             W.DENIED: "a session of the role named (facedown --port PORT login --role ROLE), "
+                       "or a simulator for sim_* commands",
+             W.SESSION: "log in again: facedown --port PORT login"}
 
     def __init__(self, code, message, command):
         if code == W.MECHANISM:  # one line: what stopped, what to do, and then

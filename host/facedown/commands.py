@@ -147,8 +147,18 @@ def connect(args, backlog=False, on_event=None, catalogue=False):
     info = client.identify(catalogue)
     session = keys.load_session(args.port)
     if session is not None and session.device == info["device_id"]:
+        client.call("ping", 0, seq=0)  # our own numbering (no reply cached for another host)
         client.session = session
         client.on_session = lambda s: keys.save_session(args.port, s)
+        try:  # does the session still hold?
+            client.call("ping", 0)
+        except ShoeError as e:
+            if e.code not in (W.SESSION, W.DENIED):  # (ping is public: DENIED = not this
+                raise                                # session's tag, one that has gone)
+            keys.drop_session(args.port)
+            client.session = None
+            print("facedown: the %s session ended (the shoe restarted, it expired, or another "
+                  "login replaced it): going on without one" % session.role, file=sys.stderr)
     client.attach(backlog)
     return client
 
