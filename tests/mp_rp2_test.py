@@ -26,7 +26,7 @@ from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's 
 import machine  # noqa: E402  (the fake)
 import rp2  # noqa: E402
 from hal.rp2 import Rp2Hal, JOURNAL_START, JOURNAL_LEN  # noqa: E402
-from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT, Entropy,  # noqa: E402
+from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT,  # noqa: E402
                          UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
 from hal import stepper_pio as SP  # noqa: E402
 from shoe import cards as C  # noqa: E402
@@ -584,40 +584,160 @@ def case_watchdog():
     h2.tick()  # a feed after the stop does nothing
 
 
-def case_entropy():
-    # a biased, independent source (P(1) = 0.8): von Neumann output is unbiased
-    state = [12345]
+def rosc_bits(seed):
+    """A stand-in for the ring oscillator: the top bit of a xorshift32 stream (independent,
+    unbiased bits); the stream goes on across boots, as physical noise does."""
+    s = [seed or 1]
 
-    def biased():
-        state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
-        return 0xFFFFFFFE | (1 if (state[0] >> 16) % 10 < 8 else 0)  # bit 0 only matters
+    def bit():
+        x = s[0]
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        s[0] = x
+        return 0xFFFFFFFE | (x >> 31)  # the register's other bits are set: only bit 0 counts
 
-    raw = sum(biased() & 1 for _ in range(4000))
-    assert 3000 < raw < 3400, raw
-    e = Entropy(biased)
-    out = e.debiased(500)
-    ones = sum(bin(b).count("1") for b in out)
-    assert 1900 < ones < 2100, ones  # 4000 bits: 0.5 +- 2.5 %
-    # through machine.mem32 at the ROSC RANDOMBIT address, as on the Pico
-    board.mem[ROSC_RANDOMBIT] = biased
+    return bit
+
+
+def pattern_bits(bits):
+    """A ROSC that repeats `bits` (a str of 0/1) for ever."""
+    i = [0]
+    n = len(bits)
+    vals = [int(c) for c in bits]
+
+    def bit():
+        v = vals[i[0] % n]
+        i[0] += 1
+        return v
+
+    return bit
+
+
+def ones(data):
+    n = 0
+    for b in data:
+        while b:
+            n += b & 1
+            b >>= 1
+    return n
+
+
+def first_shuffle(hal):
+    from shoe import shuffler
+
+    return shuffler.shuffle(list(range(52)), hal.rng(None))
+
+
+def case_rng_drbg():
+    """The hand's random source is the HMAC-DRBG, fed raw (unwhitened) ROSC bits through the
+    health tests; its output passes a quick statistical check."""
+    from shoe.drbg import HmacDrbg
+
     world, hal = fresh()
-    board.mem[ROSC_RANDOMBIT] = biased
-    a = hal.entropy(40)
-    b = hal.entropy(40)
-    assert len(a) == 40 and a != b
-    ones = sum(bin(x).count("1") for x in a + b)
-    assert 250 < ones < 390, ones
-    r1 = hal.rng(None)
-    r2 = hal.rng(None)
-    assert [r1.below(52) for _ in range(8)] != [r2.below(52) for _ in range(8)]
-    # a stuck source is refused, not looped on
-    board.mem[ROSC_RANDOMBIT] = 1
+    # raw: entropy(n) is the register's bit 0, 8 samples a byte, first sample the MSB
+    board.mem[ROSC_RANDOMBIT] = pattern_bits("1100101000111010")
+    assert hal.entropy(4) == b"\xca\x3a\xca\x3a", hal.entropy(4)
+    assert hal.rosc.tests.samples == 1024 + 32  # the start-up test's 1024 samples first
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(88172645)
+    d = hal.rng(None)
+    assert isinstance(d, HmacDrbg) and hal.drbg is d
+    before = hal.rosc.tests.samples
+    assert before == 1024 + 32 + 768, before  # instantiate: 96 raw bytes (>= 384 bits of entropy)
     try:
-        hal.entropy(8)
-    except RuntimeError:
+        hal.rng(7)
+    except ValueError:
         pass
     else:
-        raise AssertionError("a stuck source gave entropy")
+        raise AssertionError("a shoe dealt from a seed")
+    assert hal.rng(None) is d and d.reseeds == 1
+    assert hal.rosc.tests.samples == before + 512, "every hand reseeds with 512 raw bits"
+    # output: 32,000 bits; monobit within 4 sigma, runs within 4 sigma, bytes all seen
+    n = 32000
+    k = 0
+    runs = 1
+    prev = -1
+    seen = bytearray(256)
+    for _ in range(16):
+        out = d.generate(250)
+        k += ones(out)
+        for b in out:
+            seen[b] = 1
+            for sh in (7, 6, 5, 4, 3, 2, 1, 0):
+                v = (b >> sh) & 1
+                if v != prev:
+                    runs += prev >= 0
+                    prev = v
+    assert abs(k - n // 2) < 4 * 90, k  # sigma = sqrt(n) / 2 = 89.4
+    assert abs(runs - n // 2) < 4 * 90, runs
+    assert sum(seen) == 256
+    # below() stays in range, every value of a small range comes up
+    counts = [0] * 52
+    for _ in range(2600):
+        counts[d.below(52)] += 1
+    assert min(counts) > 20 and max(counts) < 85, counts
+
+
+def _fault_on(rosc, test):
+    from shoe.health import EntropyFault
+
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc
+    try:
+        hal.rng(None)
+    except EntropyFault as e:
+        assert e.test == test, (e.test, test)
+    else:
+        raise AssertionError("the %s test let a bad source through" % test)
+    # latched: the source recovers, the shoe still refuses (until a service reset)
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(77)
+    for fn, arg in ((hal.rng, None), (hal.entropy, 8)):
+        try:
+            fn(arg)
+        except EntropyFault:
+            pass
+        else:
+            raise AssertionError("the fault did not latch")
+    assert hal.drbg is None
+
+
+def case_rng_health_faults():
+    """Stuck at 0, stuck at 1, biased: EntropyFault from rng(), latched; never a fallback."""
+    from shoe.health import EntropyFault
+
+    _fault_on(pattern_bits("0"), "repetition count")
+    _fault_on(pattern_bits("1"), "repetition count")
+    # 85 % ones, never more than 17 in a row: only the adaptive proportion test sees it
+    _fault_on(pattern_bits("11111111111111111000"), "adaptive proportion")
+    # a source that dies after the first hand: the next hand's reseed finds it
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(9)
+    d = hal.rng(None)
+    d.below(52)
+    board.mem[ROSC_RANDOMBIT] = 0xFFFFFFFE  # bit 0 stuck low
+    try:
+        hal.rng(None)
+    except EntropyFault as e:
+        assert e.test == "repetition count"
+    else:
+        raise AssertionError("a dead source was reseeded from")
+
+
+def case_rng_boots():
+    """A power cut and a reboot never replay a stream: two boots at the same time with the
+    same device id deal different first shuffles; only the ROSC's bits differ. (With the very
+    same raw bits and timer the DRBG repeats itself: nothing else seeds it.)"""
+    noise = rosc_bits(123456789)
+    firsts = []
+    for boot in range(3):
+        world, hal = fresh()  # the board's clock starts where it did at every boot
+        board.mem[ROSC_RANDOMBIT] = noise
+        firsts.append(first_shuffle(hal))
+        for f in firsts[:-1]:
+            assert f != firsts[-1], "boot %d repeated an earlier shuffle" % boot
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(123456789)  # the first boot's bits, replayed
+    assert first_shuffle(hal) == firsts[0]
 
 
 def case_journal_on_flash():
@@ -663,7 +783,8 @@ def case_power_cut_inspect():
 
 TESTS = [case_wiring, case_filesystem_over_the_journal, case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
-         case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_entropy,
+         case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
+         case_rng_health_faults, case_rng_boots,
          case_journal_on_flash, case_power_cut_inspect]
 HEAP = "256K"
 

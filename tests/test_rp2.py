@@ -323,11 +323,10 @@ def test_hal_under_micropython(tmp_path):
         assert "passed " + n in out, n
 
 
-def test_device_on_the_rp2_hal():
-    """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
-    fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
-    dealt through the PIO-driven mechanism; a jam answered as a fault with nothing lost, and the
-    deal going on once it is cleared; a reboot finds the hand in the journal."""
+@pytest.fixture()
+def harness():
+    """tests/mp_rp2_test.py loaded under CPython (the fakes, the world models, the cases);
+    sys.path and sys.modules put back afterwards."""
     protocol = os.path.join(ROOT, "protocol")
     saved_path = list(sys.path)
     before = set(sys.modules)
@@ -339,64 +338,89 @@ def test_device_on_the_rp2_hal():
             "mp_rp2_harness", os.path.join(ROOT, "tests", "mp_rp2_test.py"))
         M = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(M)
-        wire = importlib.import_module("wire")
-        from device import Device
-
-        world, hal = M.fresh()
-        M.rp2.chip.sectors.clear()
-        state = [7]
-
-        def rosc():
-            state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
-            return (state[0] >> 16) & 1
-
-        M.board.mem[M.ROSC_RANDOMBIT] = rosc
-        dev = Device(hal)
-        seq = [0]
-
-        def run(cmd, *vals):
-            seq[0] += 1
-            body = dev.run(seq[0], wire.encode_command(cmd, vals))
-            return body[0], body
-
-        code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")
-        assert code == 0, body
-        code, body = run("hand", 0)
-        assert code == 0, body
-        stub = list(dev.hand.z.stub)
-        assert len(stub) == 52  # the hand exists; the physical magazine is loaded to match it
-        world.magazine = [M.Card(c) for c in stub]
-        writes = dev.journal.writes
-        code, body = run("deal", 2)
-        assert code == 0, body
-        out = [c.code for c in world.out[M.ROUTE_OUT]]
-        assert len(out) == 2 and out == [stub[-1], stub[-2]]
-        assert dev.journal.writes >= writes + 2, "committed before each card moved"
-        # a jam that stays: a fault reply; the engine keeps the card in the stub
-        world.jam_at, world.jam_times = 95.0, 99
-        where = bytes(dev.hand.z.where)
-        code, body = run("deal", 1)
-        assert code != 0 and b"jam" in body, body
-        assert bytes(dev.hand.z.where) == where
-        world.lid = True
-        world.magazine.append(world.flight.pop()[0])
-        world.jam_at = None
-        world.lid = False
-        code, body = run("deal", 0)  # the interrupted deal of one card, fed again
-        assert code == 0, body
-        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:3]
-        code, body = run("deal", 0)
-        assert code == 0, body
-        assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
-        assert dev.hand.initial_complete()
-        # the power goes: a new device finds the hand in the journal on the same flash
-        number = dev.hand_no
-        dev2 = Device(hal)
-        assert dev2.hand_no == number and dev2.hand is not None
-        assert dev2.hand.initial_complete()
+        yield M
     finally:
         sys.path[:] = saved_path
         for n in set(sys.modules) - before:
             if n.split(".")[0] in ("machine", "rp2", "mp_rp2_harness", "wire", "hal", "device",
                                    "journal", "recorder", "shoe"):
                 sys.modules.pop(n, None)
+
+
+CPYTHON_CASES = ["case_rng_drbg", "case_rng_health_faults", "case_rng_boots"]
+
+
+@pytest.mark.parametrize("name", CPYTHON_CASES)
+def test_hal_case_under_cpython(harness, name):
+    """The random source's and the carousel's cases of tests/mp_rp2_test.py, on the same fakes
+    under CPython (the MicroPython run is test_hal_under_micropython)."""
+    getattr(harness, name)()
+
+
+def test_device_on_the_rp2_hal(harness):
+    """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
+    fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
+    dealt through the PIO-driven mechanism; a jam answered as a fault with nothing lost, and the
+    deal going on once it is cleared; a reboot finds the hand in the journal; a ring oscillator
+    that stops being random refuses the next hand (a fault reply, no new hand)."""
+    M = harness
+    wire = importlib.import_module("wire")
+    from device import Device
+
+    world, hal = M.fresh()
+    M.rp2.chip.sectors.clear()
+    M.board.mem[M.ROSC_RANDOMBIT] = M.rosc_bits(7)
+    dev = Device(hal)
+    seq = [0]
+
+    def run(cmd, *vals):
+        seq[0] += 1
+        body = dev.run(seq[0], wire.encode_command(cmd, vals))
+        return body[0], body
+
+    code, body = run("config", "holdem", (1 << 1) | (1 << 2) | (1 << 3), 3, "tda2024", "")
+    assert code == 0, body
+    code, body = run("hand", 0)
+    assert code == 0, body
+    assert hal.drbg is not None and hal.drbg is dev.hand.rng
+    stub = list(dev.hand.z.stub)
+    assert len(stub) == 52  # the hand exists; the physical magazine is loaded to match it
+    world.magazine = [M.Card(c) for c in stub]
+    writes = dev.journal.writes
+    code, body = run("deal", 2)
+    assert code == 0, body
+    out = [c.code for c in world.out[M.ROUTE_OUT]]
+    assert len(out) == 2 and out == [stub[-1], stub[-2]]
+    assert dev.journal.writes >= writes + 2, "committed before each card moved"
+    # a jam that stays: a fault reply; the engine keeps the card in the stub
+    world.jam_at, world.jam_times = 95.0, 99
+    where = bytes(dev.hand.z.where)
+    code, body = run("deal", 1)
+    assert code != 0 and b"jam" in body, body
+    assert bytes(dev.hand.z.where) == where
+    world.lid = True
+    world.magazine.append(world.flight.pop()[0])
+    world.jam_at = None
+    world.lid = False
+    code, body = run("deal", 0)  # the interrupted deal of one card, fed again
+    assert code == 0, body
+    assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:3]
+    code, body = run("deal", 0)
+    assert code == 0, body
+    assert [c.code for c in world.out[M.ROUTE_OUT]] == stub[::-1][:6]
+    assert dev.hand.initial_complete()
+    # the power goes: a new device finds the hand in the journal on the same flash
+    number = dev.hand_no
+    dev2 = Device(hal)
+    assert dev2.hand_no == number and dev2.hand is not None
+    assert dev2.hand.initial_complete()
+    # the ring oscillator sticks: the next hand is refused with a fault, the hand stays
+    M.board.mem[M.ROSC_RANDOMBIT] = 0
+    seq[0] = 100
+    dev = dev2
+    code, body = run("end")
+    assert code == 0, body
+    number = dev.hand_no
+    code, body = run("hand", 0)
+    assert code == wire.FAULT and b"repetition count" in body, body
+    assert dev.hand_no == number

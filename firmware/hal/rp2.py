@@ -8,8 +8,12 @@
 #   clock     ticks_ms / ticks_us / ticks_diff / ticks_add / sleep_ms
 #   tick()    feeds the watchdog; called by every read of the USB port (the main loop polls it
 #             all the time) and by the mechanism's loops. The watchdog starts with open_port().
-#   entropy(n)  n random bytes from the ring oscillator (hal.rp2mech.Entropy)
-#   rng(seed)   a hand's random source: fresh entropy, or the given seed
+#   entropy(n)  n raw bytes from the ring oscillator (8 RANDOMBIT samples each, unwhitened),
+#               through the continuous health tests (shoe.health): for an outside lab
+#   rng(None)   a hand's random source: the HMAC-DRBG (shoe.drbg), instantiated at the first
+#               hand from the health-tested raw ROSC bits, reseeded from them and cycled at
+#               every hand; raises shoe.health.EntropyFault (latched) if the source fails.
+#               A shoe never deals from a seed: rng(seed) raises ValueError.
 #   open_port() the protocol on USB CDC (sys.stdin/stdout), Ctrl-C disabled; the port's close()
 #               (maintenance: main.py hands the line to the REPL) restores Ctrl-C and stops the
 #               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
@@ -42,12 +46,11 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
-from hal.rp2mech import (Beam, Beams, Diverter, Entropy, Mechanism, Reader, Timing, UsbPort,
+from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, UsbPort,
                          MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
                          WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from journal import BLOCK, JOURNAL_BLOCKS
-from shoe.rng import SeededRandom
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
 STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO
@@ -139,7 +142,8 @@ class Rp2Hal:
             self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB: "
                      "journal in RAM only (flash a firmware whose _boot.py mounts %d KB)"
                      % (size // 1024, JOURNAL_START // 1024, FS_BYTES // 1024))
-        self.rosc = Entropy(_rosc_bit)
+        self.rosc = None  # type: Any  # the health-tested ROSC (shoe.health.CheckedSource)
+        self.drbg = None  # type: Any  # the HMAC-DRBG, from the first hand on
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
         self.wdt = None
         self.hands = 0
@@ -218,14 +222,41 @@ class Rp2Hal:
         if self.wdt is None:
             self.wdt = machine.WDT(timeout=self.wdt_ms)
 
+    def _source(self):
+        """The ring oscillator's raw RANDOMBIT samples through the continuous health tests
+        (never whitened before the tests see them). Imported when first needed, as the
+        simulator does: the HAL's boot heap stays as it was."""
+        if self.rosc is None:
+            from shoe.health import CheckedSource, raw_from_bits
+
+            self.rosc = CheckedSource(raw_from_bits(_rosc_bit))
+        return self.rosc
+
     def entropy(self, n):
-        return self.rosc.read(n)
+        """n raw, health-tested bytes of the ring oscillator (raises EntropyFault)."""
+        return self._source()(n)
 
     def rng(self, seed):
+        """The hand's random source. The first hand instantiates the HMAC-DRBG (the start-up
+        test, then 768 raw bits); every hand reseeds it with 512 fresh raw bits and cycles it
+        with the microsecond timer as additional input, so a hand's shuffles depend on entropy
+        drawn for it and a fault in the source shows here, before any card is dealt, as
+        EntropyFault (latched: every later hand raises it too, nothing falls back)."""
+        if seed is not None:
+            raise ValueError("a shoe deals from its DRBG, never from a seed")
         self.hands += 1
-        if seed is None:
-            seed = "".join("%02x" % b for b in self.entropy(16))
-        return SeededRandom(seed)
+        c = self.clock
+        event = (c.ticks_diff(c.ticks_us(), 0) & 0xFFFFFFFF).to_bytes(4, "little")
+        d = self.drbg
+        if d is None:
+            from shoe.drbg import HmacDrbg
+
+            d = HmacDrbg(self._source(), personalization=self.device_id.encode())
+            self.drbg = d
+        else:
+            d.reseed(event)
+        d.cycle(event)
+        return d
 
     def stop_watchdog(self):
         """machine.WDT cannot be stopped: clear WATCHDOG_CTRL.ENABLE instead."""
