@@ -450,7 +450,9 @@ class Mechanism:
 
     # ---------------------------------------------------------------- SimMech's interface
 
-    def load(self, stub):
+    def load(self, stub, plan=None):
+        """The stub, as SimMech.load; the plan of a reshuffle is for a carousel
+        (hal.carousel_rp2.ShufflingMechanism): without one the stub's order is not known."""
         self.expect = set(c & C.CODE for c in stub)
         self.unread = 0
 
