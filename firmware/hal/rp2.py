@@ -3,7 +3,9 @@
 # the logic lives in hal/rp2mech.py and hal/stepper_pio.py, which take these objects as
 # arguments, so the tests run it all on fakes.
 #
-#   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter
+#   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter;
+#             with the carousel fitted (revision B), hal.carousel_rp2.ShufflingMechanism, which
+#             realises the engine's reshuffle plans (carousel: its Carousel, on PIO sm 1)
 #   flash     the journal's partition, rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN)
 #   clock     ticks_ms / ticks_us / ticks_diff / ticks_add / sleep_ms
 #   tick()    feeds the watchdog; called by every read of the USB port (the main loop polls it
@@ -158,20 +160,9 @@ class Rp2Hal:
         self.timing = t
         Pin = machine.Pin
         self.debug = pm.asserted("maint_key", self._input("maint_key").value())
-        # the feed stepper: STEP from the PIO, DIR and EN plain outputs (driver off at first)
+        # the feed stepper
         fs = pm.feed_stepper
-        en = Pin(pm.gpio(fs.enable), Pin.OUT, value=1 - pm.level(fs.enable))
-        dirp = Pin(pm.gpio(fs.dir), Pin.OUT, value=pm.level(fs.dir))
-        step = Pin(pm.gpio(fs.step), Pin.OUT, value=0)
-        sm = rp2.StateMachine(fs.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
-
-        def restart():
-            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
-
-        sm.active(1)
-        self.sm = sm
-        stepper = Stepper(sm, dirp, en, self.clock, t.cruise, t.accel, t.max_rate, restart,
-                          forward_level=pm.level(fs.dir), enable_level=pm.level(fs.enable))
+        stepper, self.sm = self._stepper(fs, t.cruise, t.accel)
         # the reader on its UART; reads never wait (timeout=0): the mechanism polls
         r = pm.reader
         uart = machine.UART(r.uart, baudrate=r.baud, bits=r.bits, parity=None, stop=r.stop,
@@ -179,7 +170,8 @@ class Rp2Hal:
         reader = Reader(uart, self.clock, t.timeout_ms, t.retries, t.min_confidence, t.max_len)
         # the diverter servo, at reject from power-up: a card nobody read never reaches the table
         dv = pm.diverter
-        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES]
+        # (the fourth, shuffle, is hal.carousel_rp2.ROUTE_SHUFFLE: into the carousel)
+        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES + ("shuffle",)]
         pwm = machine.PWM(Pin(pm.gpio(dv.signal)), freq=dv.freq_hz,
                           duty_ns=pulses[ROUTE_REJECT] * 1000)
         diverter = Diverter(pwm, pulses, t.settle_ms, self.clock)
@@ -195,9 +187,41 @@ class Rp2Hal:
         def volts():
             return adc.read_u16() * k
 
-        self.mech = Mechanism(stepper, beams, reader, diverter, self.clock, t, tick=self.tick,
-                              motor_volts=volts, min_volts=ms.min_v)
+        args = (stepper, beams, reader, diverter, self.clock, t, self.tick, volts, ms.min_v)
+        cs = pm.carousel_stepper
+        self.carousel = None
+        if cs.fitted:  # the shuffler: its own state machine, the index flag, the gate servo
+            from hal.carousel_rp2 import Carousel, CarouselTiming, ShufflingMechanism
+
+            ct = CarouselTiming(pm)
+            cst, self.carousel_sm = self._stepper(cs, ct.cruise, ct.accel)
+            g = cs.gate
+            gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
+            self.carousel = Carousel(cst, self._beam(cs.index, t.beam_us), beams.lid, gate,
+                                     self.clock, ct, self.tick)
+            self.mech = ShufflingMechanism(self.carousel, *args)
+        else:
+            self.mech = Mechanism(*args)
         self.wdt_ms = pm.watchdog.timeout_ms
+
+    def _stepper(self, sec, cruise, accel):
+        """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
+        program on its PIO state machine, DIR and EN plain outputs, the driver off at first.
+        Returns (hal.stepper_pio.Stepper, the state machine)."""
+        pm = self.pm
+        Pin = machine.Pin
+        en = Pin(pm.gpio(sec.enable), Pin.OUT, value=1 - pm.level(sec.enable))
+        dirp = Pin(pm.gpio(sec.dir), Pin.OUT, value=pm.level(sec.dir))
+        step = Pin(pm.gpio(sec.step), Pin.OUT, value=0)
+        sm = rp2.StateMachine(sec.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
+
+        def restart():
+            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
+
+        sm.active(1)
+        stepper = Stepper(sm, dirp, en, self.clock, cruise, accel, sec.max_steps_per_s, restart,
+                          forward_level=pm.level(sec.dir), enable_level=pm.level(sec.enable))
+        return stepper, sm
 
     def _input(self, name):
         s = self.pm.signal(name)
