@@ -258,6 +258,16 @@ def render_pinmap(data):
                     frame("CD,2B,??,1,0") + "   a back seen: the card is face up in the deck",
                     frame("ST,READY") + "       status after power-up",
                     "```", ""]
+        if name == "carousel_stepper":
+            c = pins.carousel_budget(data)
+            out += ["Derived (ideal trapezoids at cruise_steps_per_s and accel_steps_per_s2): a turn is %d "
+                    "steps, %d ms at cruise; a move of one slot takes %d ms, of a quarter turn (%s slots, the "
+                    "mean loading move) %d ms, of half a turn (the longest shortest way) %d ms; emptying %d "
+                    "pockets onto the tray takes %.1f s (gate %d ms each way, drop_ms at each pocket). "
+                    "[SHUFFLER.md](SHUFFLER.md) has the time per card and per deck."
+                    % (c["rev_steps"], round(c["rev_ms"]), round(c["slot_ms"]), fmt(c["mean_move_slots"]),
+                       round(c["mean_move_ms"]), round(c["half_turn_ms"]), c["unload_cards"],
+                       c["unload_ms"] / 1000.0, sec["gate"]["settle_ms"]), ""]
         if name == "path":
             b = pins.budget(data)
             out += ["Derived: %s steps per mm of card travel; the pick roller's surface runs at %s of the "

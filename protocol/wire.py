@@ -255,7 +255,8 @@ MESSAGES = (
      "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
     (9, "fault", DIR_EVENT, "BBB",
      "kind, dest, retries: a stopping fault (6.5); kind 1 jam, 2 empty, 3 lid_open, "
-     "4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy; "
+     "4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy, "
+     "9 carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket; "
      "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
 )
 

@@ -1,9 +1,8 @@
 # The rp2 HAL under the MicroPython unix port, on fakes of `machine` and `rp2` (tests/fakes):
 #   micropython -X heapsize=256K tests/mp_rp2_test.py   (run by tests/test_rp2.py)
-# Rp2Hal is built from hardware/pinmap.json exactly as on the Pico; a model of the card path
-# (World, below) reads the STEP pulses of the fake PIO state machine and the DIR/EN pins, moves
-# the cards, and drives the beams, the home flag, the lid, the magazine beam and the reader's
-# UART. Prints "OK" at the end; any failure raises.
+# Rp2Hal is built from hardware/pinmap.json exactly as on the Pico, in the world of
+# tests/mp_rp2_world.py: the card path, the reader, the watchdog, the flash, the ring
+# oscillator. Prints "OK" at the end; any failure raises.
 import io
 import sys
 
@@ -13,274 +12,9 @@ if sys.implementation.name != "micropython" and __name__ == "mp_rp2_test" and \
 
     pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
-HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-ROOT = HERE + "/.."
-# --image DIR: import the firmware from a built image (host/facedown/build.py: .mpy bytecode,
-# as a deployed Pico runs it) instead of compiling firmware/*.py at import
-IMAGE = None
-if len(sys.argv) > 2 and sys.argv[1] == "--image":
-    IMAGE = sys.argv[2]
-    del sys.argv[1:3]
-sys.path[:0] = [HERE + "/fakes", IMAGE or ROOT + "/firmware"]
+from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
+from mp_rp2_world import PINS, main  # noqa: E402
 
-from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's peak)
-import machine  # noqa: E402  (the fake)
-import rp2  # noqa: E402
-from hal.rp2 import Rp2Hal, JOURNAL_START, JOURNAL_LEN  # noqa: E402
-from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT, Entropy,  # noqa: E402
-                         UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
-from hal import stepper_pio as SP  # noqa: E402
-from shoe import cards as C  # noqa: E402
-
-PINMAP = ROOT + "/hardware/pinmap.json"
-board = machine.board
-UP = C.UP
-
-
-def crc_ccitt(data):
-    """CRC-16/CCITT-FALSE, bit by bit (independent of the firmware's table)."""
-    c = 0xFFFF
-    for b in data:
-        c ^= b << 8
-        for _ in range(8):
-            c = ((c << 1) ^ 0x1021) if c & 0x8000 else c << 1
-            c &= 0xFFFF
-    return c
-
-
-class Card:
-    def __init__(self, code, up=False, unreadable=False, conf=97):
-        self.code = code
-        self.up = up
-        self.unreadable = unreadable
-        self.conf = conf
-
-    def __repr__(self):
-        return C.name(self.code) + ("^" if self.up else "")
-
-
-class World:
-    """The physical shoe: the card path of hardware/MECHANISM.md in mm from the gate."""
-
-    ARC_START = 60   # steps into a turn where the pick arc meets the bottom card
-    FLAG = 40        # the home flag is in its slot within this many steps of a turn's start
-
-    def __init__(self, t):
-        import json
-
-        with open(PINMAP) as f:
-            d = json.load(f)
-        gpio = {}
-        level = {}
-        for sig in d["signals"]:
-            gpio[sig["name"]] = sig["gpio"]
-            level[sig["name"]] = 1 if sig["active"] == "high" else 0
-        fs = d["feed_stepper"]
-        path = d["path"]
-        self.spm = t.spm
-        self.ratio = fs["pick_roller_diameter_mm"] / (
-            fs["pick_reduction"] * fs["roller_diameter_mm"])
-        self.spc = t.spc
-        self.take = path["takeaway_nip_mm"]
-        self.L = path["card_length_mm"]
-        self.D = path["double_beam_mm"]
-        self.T = path["throat_beam_mm"]
-        self.EX = path["exit_nip_mm"]
-        self.H = path["hold_mm"]
-        self.arc_end = self.ARC_START + int(self.take / self.ratio * self.spm) + 150
-        self.read_ms = d["reader"]["read_ms"]
-        self.uart = d["reader"]["uart"]
-        self.pulses = [d["diverter"]["pulse_us"][n] for n in ("output", "burn", "reject")]
-        del d
-        self.g_step = gpio["feed_step"]
-        self.g_dir = gpio["feed_dir"]
-        self.g_en = gpio["feed_en"]
-        self.g_div = gpio["diverter_pwm"]
-        self.fwd = level["feed_dir"]
-        self.en_level = level["feed_en"]
-        self.magazine = []     # next card to feed at the end
-        self.flight = []       # [card, lead mm, dragged by (index) or None, stuck]
-        self.motor = 0
-        self.lid = False
-        self.volts = 24.0
-        self.out = [[], [], []]
-        self.jam_at = None     # a card sticks when its lead reaches this (mm) ...
-        self.jam_times = 0     # ... this many times (a reverse frees it once)
-        self.misfeeds = 0      # the next picks slip
-        self.double = None     # the next pick drags the card above along, this far behind (mm)
-        self.reader_on = True
-        self.garble = 0        # the next reports have a bad CRC
-        self.requests = []
-        self.read_at = []      # where the cards' leads were at each read request
-        board.inputs[gpio["double_beam"]] = lambda: self.blocked(self.D)
-        board.inputs[gpio["throat_beam"]] = lambda: self.blocked(self.T)
-        board.inputs[gpio["magazine_beam"]] = lambda: 0 if len(self.magazine) >= 4 else 1
-        board.inputs[gpio["pick_home"]] = self.home
-        board.inputs[gpio["lid_open"]] = lambda: 1 if self.lid else 0
-        board.adc[gpio["vmotor_sense"]] = lambda: int(self.volts / 11 / 3.3 * 65535)
-        board.step_listeners.append(self.on_step)
-        board.uart_peers[self.uart] = self.reader_rx
-
-    # ---------------------------------------------------------------- sensors
-    def blocked(self, at):
-        for f in self.flight:
-            if f[1] >= at and f[1] - self.L < at:
-                return 1
-        return 0
-
-    def home(self):
-        t = self.motor % self.spc
-        return 1 if t <= self.FLAG or t >= self.spc - self.FLAG else 0
-
-    def route(self):
-        pwm = board.pwms.get(self.g_div)
-        ns = pwm.duty_ns() if pwm is not None else 0
-        best = 0
-        for r in range(3):
-            if abs(self.pulses[r] * 1000 - ns) < abs(self.pulses[best] * 1000 - ns):
-                best = r
-        return best
-
-    # ---------------------------------------------------------------- motion
-    def on_step(self, sm, gpio):
-        if gpio != self.g_step:
-            return
-        if board.outputs.get(self.g_en) != self.en_level or self.lid:
-            return  # the driver is off (EN, or the lid through U4)
-        d = 1 if board.outputs.get(self.g_dir) == self.fwd else -1
-        self.motor += d
-        turn = self.motor % self.spc
-        if d > 0 and turn == self.ARC_START and self.magazine:
-            if self.misfeeds:
-                self.misfeeds -= 1
-            else:
-                card = self.magazine.pop()
-                self.flight.append([card, 0.0, None, False])
-                if self.double is not None and self.magazine:
-                    self.flight.append([self.magazine.pop(), -self.double, card, False])
-                    self.double = None
-        mm = 1 / self.spm
-        moved = {}
-        for f in list(self.flight):
-            card, lead, drag, stuck = f
-            if drag is not None and drag in moved:
-                delta = moved[drag]
-            elif lead >= self.take or lead - self.L >= self.take:  # a nip holds it
-                delta = d * mm
-            elif self.ARC_START <= turn <= self.arc_end:  # the pick arc pushes it
-                delta = d * mm * self.ratio
-            elif d < 0 and lead < 2 and drag is None:  # the arc, going back, took it home
-                delta = -lead - 1
-            else:
-                delta = 0
-            if stuck:
-                if d < 0:
-                    f[3] = False  # backing off frees it
-                    self.jam_times -= 1
-                else:
-                    delta = 0
-            elif d > 0 and self.jam_at is not None and self.jam_times > 0 and \
-                    lead < self.jam_at <= lead + delta:
-                f[3] = True
-                delta = self.jam_at - lead
-            f[1] = lead + delta
-            moved[card] = delta
-            if f[1] - self.L > self.EX:  # the tail left the exit nip: out to the vane
-                self.flight.remove(f)
-                self.out[self.route()].append(card)
-                for g in self.flight:
-                    if g[2] is card:
-                        g[2] = None
-            elif f[1] < 0 and f[2] is None and d < 0:  # backed into the magazine again
-                self.flight.remove(f)
-                self.magazine.append(card)
-
-    # ---------------------------------------------------------------- the reader
-    def reader_rx(self, data):
-        for line in bytes(data).split(b"\n"):
-            if not line:
-                continue
-            self.requests.append(line)
-            assert line[:1] == b"$" and line[-5:-4] == b"*", line
-            body = line[1:-5]
-            assert int(line[-4:], 16) == crc_ccitt(body), "bad CRC from the shoe: %r" % line
-            if not self.reader_on:
-                continue
-            f = body.decode().split(",")
-            if f[0] == "RD":
-                self.read_at.append([g[1] for g in self.flight])
-                self.answer(self.read_ms * 1000, "CD,%s,%s" % (f[1], self.look()))
-            elif f[0] == "ST":
-                self.answer(2000, "ST,READY")
-
-    def look(self):
-        best = None
-        for f in self.flight:
-            d = abs(f[1] - self.H)
-            if d <= 5 and (best is None or d < abs(best[1] - self.H)):
-                best = f
-        if best is None:
-            return "??,0,0"
-        c = best[0]
-        if c.unreadable:
-            return "??,0,0"
-        return "%s,%d,%d" % (C.name(c.code), 1 if c.up else 0, c.conf)
-
-    def answer(self, delay_us, body):
-        b = body.encode()
-        crc = crc_ccitt(b)
-        if self.garble:
-            self.garble -= 1
-            crc ^= 0x0101
-        msg = b"$" + b + b"*" + (b"%04X" % crc) + b"\n"
-        uart = board.uarts[self.uart]
-        board.later(delay_us + len(msg) * 87, lambda: uart.receive(msg))
-
-
-# -------------------------------------------------------------------- set-up
-
-def cards(*names):
-    return [Card(C.parse(n)) for n in names]
-
-
-PINS = [_pins]  # hal.pins, compiled once and lent to every Rp2Hal of this run (a 256 KB heap)
-del _pins
-
-
-def fresh(fs=192 * 1024):
-    board.reset()
-    board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
-    if PINS:
-        sys.modules["hal.pins"] = PINS[0]
-    hal = Rp2Hal(PINMAP, clock=machine.Clock(), fs_size=lambda: fs)
-    assert "hal.pins" not in sys.modules, "the HAL keeps the pin map's loader"
-    world = World(hal.timing)
-    return world, hal
-
-
-def expect_fault(kind, fn, *args):
-    try:
-        fn(*args)
-    except MechanismFault as e:
-        assert e.kind == kind, "expected %s, got %s" % (kind, e)
-        return e
-    raise AssertionError("no %s fault" % kind)
-
-
-def load(world, hal, names, stub=True):
-    world.magazine = cards(*names)
-    if stub:
-        hal.mech.load([c.code for c in world.magazine])
-
-
-def check_idle_state(world, hal):
-    """After a feed: pick roller home, the driver off, the step program idle."""
-    assert world.home(), "the pick roller is not home (motor %d)" % world.motor
-    assert board.outputs[world.g_en] != world.en_level, "the driver is still enabled"
-    assert not hal.mech.st.moving()
-
-
-# -------------------------------------------------------------------- tests
 
 def case_wiring():
     world, hal = fresh()
@@ -585,6 +319,203 @@ def case_watchdog():
     h2.tick()  # a feed after the stop does nothing
 
 
+def rosc_bits(seed):
+    """A stand-in for the ring oscillator: the top bit of a xorshift32 stream (independent,
+    unbiased bits); the stream goes on across boots, as physical noise does."""
+    s = [seed or 1]
+
+    def bit():
+        x = s[0]
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        s[0] = x
+        return 0xFFFFFFFE | (x >> 31)  # the register's other bits are set: only bit 0 counts
+
+    return bit
+
+
+def pattern_bits(bits):
+    """A ROSC that repeats `bits` (a str of 0/1) for ever."""
+    i = [0]
+    n = len(bits)
+    vals = [int(c) for c in bits]
+
+    def bit():
+        v = vals[i[0] % n]
+        i[0] += 1
+        return v
+
+    return bit
+
+
+def ones(data):
+    n = 0
+    for b in data:
+        while b:
+            n += b & 1
+            b >>= 1
+    return n
+
+
+def first_shuffle(hal):
+    from shoe import shuffler
+
+    return shuffler.shuffle(list(range(52)), hal.rng(None))
+
+
+def case_rng_drbg():
+    """The hand's random source is the HMAC-DRBG, fed raw (unwhitened) ROSC bits through the
+    health tests; its output passes a quick statistical check."""
+    from shoe.drbg import HmacDrbg
+
+    world, hal = fresh()
+    # raw: entropy(n) is the register's bit 0, 8 samples a byte, first sample the MSB
+    board.mem[ROSC_RANDOMBIT] = pattern_bits("1100101000111010")
+    assert hal.entropy(4) == b"\xca\x3a\xca\x3a", hal.entropy(4)
+    assert hal.rosc.tests.samples == 1024 + 32  # the start-up test's 1024 samples first
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(88172645)
+    d = hal.rng(None)
+    assert isinstance(d, HmacDrbg) and hal.drbg is d
+    before = hal.rosc.tests.samples
+    assert before == 1024 + 32 + 768, before  # instantiate: 96 raw bytes (>= 384 bits of entropy)
+    try:
+        hal.rng(7)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a shoe dealt from a seed")
+    assert hal.rng(None) is d and d.reseeds == 1
+    assert hal.rosc.tests.samples == before + 512, "every hand reseeds with 512 raw bits"
+    # output: 32,000 bits; monobit within 4 sigma, runs within 4 sigma, bytes all seen
+    n = 32000
+    k = 0
+    runs = 1
+    prev = -1
+    seen = bytearray(256)
+    for _ in range(16):
+        out = d.generate(250)
+        k += ones(out)
+        for b in out:
+            seen[b] = 1
+            for sh in (7, 6, 5, 4, 3, 2, 1, 0):
+                v = (b >> sh) & 1
+                if v != prev:
+                    runs += prev >= 0
+                    prev = v
+    assert abs(k - n // 2) < 4 * 90, k  # sigma = sqrt(n) / 2 = 89.4
+    assert abs(runs - n // 2) < 4 * 90, runs
+    assert sum(seen) == 256
+    # below() stays in range, every value of a small range comes up
+    counts = [0] * 52
+    for _ in range(2600):
+        counts[d.below(52)] += 1
+    assert min(counts) > 20 and max(counts) < 85, counts
+
+
+def _fault_on(rosc, test):
+    from shoe.health import EntropyFault
+
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc
+    try:
+        hal.rng(None)
+    except EntropyFault as e:
+        assert e.test == test, (e.test, test)
+    else:
+        raise AssertionError("the %s test let a bad source through" % test)
+    # latched: the source recovers, the shoe still refuses (until a service reset)
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(77)
+    for fn, arg in ((hal.rng, None), (hal.entropy, 8)):
+        try:
+            fn(arg)
+        except EntropyFault:
+            pass
+        else:
+            raise AssertionError("the fault did not latch")
+    assert hal.drbg is None
+
+
+def case_rng_health_faults():
+    """Stuck at 0, stuck at 1, biased: EntropyFault from rng(), latched; never a fallback."""
+    from shoe.health import EntropyFault
+
+    _fault_on(pattern_bits("0"), "repetition count")
+    _fault_on(pattern_bits("1"), "repetition count")
+    # 85 % ones, never more than 17 in a row: only the adaptive proportion test sees it
+    _fault_on(pattern_bits("11111111111111111000"), "adaptive proportion")
+    # a source that dies after the first hand: the next hand's reseed finds it
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(9)
+    d = hal.rng(None)
+    d.below(52)
+    board.mem[ROSC_RANDOMBIT] = 0xFFFFFFFE  # bit 0 stuck low
+    try:
+        hal.rng(None)
+    except EntropyFault as e:
+        assert e.test == "repetition count"
+    else:
+        raise AssertionError("a dead source was reseeded from")
+
+
+def case_rng_boots():
+    """A power cut and a reboot never replay a stream: two boots at the same time with the
+    same device id deal different first shuffles; only the ROSC's bits differ. (With the very
+    same raw bits and timer the DRBG repeats itself: nothing else seeds it.)"""
+    noise = rosc_bits(123456789)
+    firsts = []
+    for boot in range(3):
+        world, hal = fresh()  # the board's clock starts where it did at every boot
+        board.mem[ROSC_RANDOMBIT] = noise
+        firsts.append(first_shuffle(hal))
+        for f in firsts[:-1]:
+            assert f != firsts[-1], "boot %d repeated an earlier shuffle" % boot
+    world, hal = fresh()
+    board.mem[ROSC_RANDOMBIT] = rosc_bits(123456789)  # the first boot's bits, replayed
+    assert first_shuffle(hal) == firsts[0]
+
+
+def case_journal_on_flash():
+    from journal import Journal
+
+    world, hal = fresh()
+    rp2.chip.sectors.clear()
+    j = Journal(hal.flash)
+    assert j.nblocks == 304 and j.hand_no == 0
+    j.set_config('{"game":"holdem"}')
+    j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
+    entries = bytes([1, 2, 3, 4, 5, 6, 7, 8])
+    j.commit(entries, bytes([0, 1, 5, 9]), feeding=0)
+    j.commit(bytes([9, 10, 11, 12]), b"")
+    j.close_hand()
+    j.begin_hand(2, '{"game":"holdem","seats":[1,2]}')
+    j.commit(bytes([13, 14, 15, 16]), b"", feeding=1)
+    # the power goes; at the next boot the journal reads it all back from the flash
+    j2 = Journal(rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN))
+    assert j2.config == '{"game":"holdem"}', j2.config
+    assert j2.hand_no == 2 and j2.hand is not None and j2.hand.number == 2
+    assert bytes(j2.hand.entries) == bytes([13, 14, 15, 16]) and j2.hand.feeding == 1
+    assert j2.last is not None and bytes(j2.last.entries) == entries + bytes([9, 10, 11, 12])
+    assert not j2.problems, j2.problems
+    assert not j2.verify(), j2.verify()
+    # it stayed in its partition: nothing below the filesystem's end was touched
+    assert min(rp2.chip.sectors) >= JOURNAL_START // 4096, sorted(rp2.chip.sectors)[:3]
+    assert rp2.chip.erases >= 1
+
+
+def case_power_cut_inspect():
+    world, hal = fresh()
+    mech = hal.mech
+    assert mech.inspect() is None  # path clear: cannot tell whether a card left
+    world.flight.append([Card(C.parse("Ah")), 150.0, None, False])
+    assert mech.inspect() == []    # a card in the path: nothing was delivered
+    # a card the operator found at the output is placed first, nothing moves
+    world.flight = []
+    mech.deliver([C.parse("Ah")], [C.parse("Ah"), C.parse("2c")])
+    motor = world.motor
+    assert mech.feed(ROUTE_OUT) == [C.parse("Ah")] and world.motor == motor
+
+
 class CdcIn(io.IOBase):
     """The host's end of the USB CDC, as a stream the unix port's select.poll can poll (its
     ioctl answers MP_STREAM_POLL; -1 to MP_STREAM_GET_FILENO: it has no descriptor)."""
@@ -653,121 +584,15 @@ def case_maintenance():
     assert hal.wdt is None and not board.wdt_enabled
 
 
-def case_entropy():
-    # a biased, independent source (P(1) = 0.8): von Neumann output is unbiased
-    state = [12345]
-
-    def biased():
-        state[0] = (state[0] * 1103515245 + 12345) & 0x7FFFFFFF
-        return 0xFFFFFFFE | (1 if (state[0] >> 16) % 10 < 8 else 0)  # bit 0 only matters
-
-    raw = sum(biased() & 1 for _ in range(4000))
-    assert 3000 < raw < 3400, raw
-    e = Entropy(biased)
-    out = e.debiased(500)
-    ones = sum(bin(b).count("1") for b in out)
-    assert 1900 < ones < 2100, ones  # 4000 bits: 0.5 +- 2.5 %
-    # through machine.mem32 at the ROSC RANDOMBIT address, as on the Pico
-    board.mem[ROSC_RANDOMBIT] = biased
-    world, hal = fresh()
-    board.mem[ROSC_RANDOMBIT] = biased
-    a = hal.entropy(40)
-    b = hal.entropy(40)
-    assert len(a) == 40 and a != b
-    ones = sum(bin(x).count("1") for x in a + b)
-    assert 250 < ones < 390, ones
-    r1 = hal.rng(None)
-    r2 = hal.rng(None)
-    assert [r1.below(52) for _ in range(8)] != [r2.below(52) for _ in range(8)]
-    # a stuck source is refused, not looped on
-    board.mem[ROSC_RANDOMBIT] = 1
-    try:
-        hal.entropy(8)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("a stuck source gave entropy")
-
-
-def case_journal_on_flash():
-    from journal import Journal
-
-    world, hal = fresh()
-    rp2.chip.sectors.clear()
-    j = Journal(hal.flash)
-    assert j.nblocks == 304 and j.hand_no == 0
-    j.set_config('{"game":"holdem"}')
-    j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
-    entries = bytes([1, 2, 3, 4, 5, 6, 7, 8])
-    j.commit(entries, bytes([0, 1, 5, 9]), feeding=0)
-    j.commit(bytes([9, 10, 11, 12]), b"")
-    j.close_hand()
-    j.begin_hand(2, '{"game":"holdem","seats":[1,2]}')
-    j.commit(bytes([13, 14, 15, 16]), b"", feeding=1)
-    # the power goes; at the next boot the journal reads it all back from the flash
-    j2 = Journal(rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN))
-    assert j2.config == '{"game":"holdem"}', j2.config
-    assert j2.hand_no == 2 and j2.hand is not None and j2.hand.number == 2
-    assert bytes(j2.hand.entries) == bytes([13, 14, 15, 16]) and j2.hand.feeding == 1
-    assert j2.last is not None and bytes(j2.last.entries) == entries + bytes([9, 10, 11, 12])
-    assert not j2.problems, j2.problems
-    assert not j2.verify(), j2.verify()
-    # it stayed in its partition: nothing below the filesystem's end was touched
-    assert min(rp2.chip.sectors) >= JOURNAL_START // 4096, sorted(rp2.chip.sectors)[:3]
-    assert rp2.chip.erases >= 1
-
-
-def case_power_cut_inspect():
-    world, hal = fresh()
-    mech = hal.mech
-    assert mech.inspect() is None  # path clear: cannot tell whether a card left
-    world.flight.append([Card(C.parse("Ah")), 150.0, None, False])
-    assert mech.inspect() == []    # a card in the path: nothing was delivered
-    # a card the operator found at the output is placed first, nothing moves
-    world.flight = []
-    mech.deliver([C.parse("Ah")], [C.parse("Ah"), C.parse("2c")])
-    motor = world.motor
-    assert mech.feed(ROUTE_OUT) == [C.parse("Ah")] and world.motor == motor
-
-
 TESTS = [case_wiring, case_filesystem_over_the_journal, case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
-         case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_entropy,
-         case_journal_on_flash, case_power_cut_inspect, case_maintenance]
-HEAP = "256K"
-# The whole firmware (device, link, engine, journal) is what the virtual shoe runs in 256K on
-# this 64-bit port; with this harness (the fakes, the card path model) beside it, it needs more.
+         case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
+         case_rng_health_faults, case_rng_boots, case_journal_on_flash, case_power_cut_inspect,
+         case_maintenance]
+# The whole firmware (device, link, engine, journal) with this harness (the fakes, the card
+# path model) beside it needs more than the other cases.
 HEAPS = {"case_maintenance": "384K"}
 
 
-def main():
-    """With test names: run those here. Without: each test in its own interpreter with a
-    256 KB heap (the firmware, the fakes and the engine do not fit one 64-bit heap together,
-    and MicroPython never gives interned strings back)."""
-    import gc
-    import os
-
-    names = sys.argv[1:]
-    if not names:
-        failed = []
-        for t in TESTS:
-            image = ('--image "%s" ' % IMAGE) if IMAGE else ""
-            heap = HEAPS.get(t.__name__, HEAP)
-            rc = os.system('"%s" -X heapsize=%s "%s" %s%s' % (sys.executable, heap, __file__,
-                                                             image, t.__name__))
-            if rc != 0:
-                failed.append(t.__name__)
-        if failed:
-            raise SystemExit("FAILED: " + " ".join(failed))
-        print("OK")
-        return
-    for t in TESTS:
-        if t.__name__ in names:
-            gc.collect()
-            t()
-            print("passed", t.__name__)
-    print("OK")
-
-
 if __name__ == "__main__":
-    main()
+    main(TESTS, __file__, HEAPS)

@@ -42,6 +42,9 @@ for seed in ("facedown", "seed-2"):
     print("deck", seed, shuffler.shuffle(list(range(52)), g))
     print("shelf", seed, shuffler.shelf_one_pass(list(range(52)), g))
     print("travel", shuffler.travel(slot_of))
+    p = shuffler.Plan(list(range(52)), g)
+    p.rotate(g.below(52))
+    print("plan", seed, p.cards, p.drops())
     print("reseeds", g.reseeds, "counter", g.reseed_counter)
 
 t = HealthTests()

@@ -159,6 +159,30 @@ def _section_gone(d):
     del d["reader"]
 
 
+def _pwm_one_output(d):
+    swap(d, "buzzer_pwm", "carousel_index")  # buzzer on GP26: slice 5 channel A, the servo's
+
+
+def _gate_frequency(d):
+    d["carousel_stepper"]["gate"]["freq_hz"] = 60  # slice 5 already runs the diverter at 50 Hz
+
+
+def _index_tab_too_narrow(d):
+    d["carousel_stepper"]["index_tab_steps"] = 30
+
+
+def _tolerance_over_a_slip(d):
+    d["carousel_stepper"]["index_tolerance_steps"] = 32
+
+
+def _carousel_too_fast(d):
+    d["carousel_stepper"]["cruise_steps_per_s"] = 20000
+
+
+def _no_shuffle_route(d):
+    del d["diverter"]["pulse_us"]["shuffle"]
+
+
 MUTATIONS = [
     (_dup, "GP13 is used twice: btn_deal and btn_burn"),
     (_uart_not_a_uart_pin, "reader_tx: GP2 is not a UART TX pin"),
@@ -176,6 +200,12 @@ MUTATIONS = [
     (_timing_type, "timing.jam_retries must be an integer"),
     (_steps_per_card, "steps_per_card (6000) must be one pick-roller turn"),
     (_section_gone, "section reader is missing"),
+    (_pwm_one_output, "buzzer_pwm and diverter_pwm are both PWM slice 5 channel A"),
+    (_gate_frequency, "share PWM slice 5 at different frequencies (60 Hz, 50 Hz)"),
+    (_index_tab_too_narrow, "the index is told by its width"),
+    (_tolerance_over_a_slip, "must be under one slip of a stalled motor (4 full steps = 32"),
+    (_carousel_too_fast, "carousel_stepper.cruise_steps_per_s (20000) exceeds max_steps_per_s"),
+    (_no_shuffle_route, "must give exactly the routes output, burn, reject, shuffle"),
 ]
 
 
@@ -275,19 +305,23 @@ print(json.dumps({
     "motion_ms": round(b["motion_ms"], 1),
 }))
 for line in sys.stdin:
-    print(json.dumps(pins.validate(json.loads(line))))
+    with open(line.strip()) as f:  # parsed from the stream: no 13 KB string on the heap
+        print(json.dumps(pins.validate(json.load(f))))
 """
 
 
-def test_pins_runs_under_micropython(data):
+def test_pins_runs_under_micropython(data, tmp_path):
     script = MP_SCRIPT % {"firmware": FIRMWARE, "pinmap": PINMAP}
     maps = []
+    paths = []
     for mutate, _expected in MUTATIONS:
         bad = copy.deepcopy(data)
         mutate(bad)
         maps.append(bad)
+        paths.append(tmp_path / ("%s.json" % mutate.__name__.strip("_")))
+        paths[-1].write_text(json.dumps(bad))
     proc = subprocess.run([tool("micropython"), "-X", "heapsize=192K", "-c", script],
-                          input="".join(json.dumps(m) + "\n" for m in maps),
+                          input="".join("%s\n" % p for p in paths),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

@@ -270,6 +270,52 @@ def test_plan_slots_and_unload_order():
         S.plan(list(range(61)), rng)
 
 
+def test_plan_is_the_engines_shuffle_and_cut():
+    """Plan makes shuffle()'s draws: the engine's stream (and every recorded hand) is unchanged;
+    rotate(k) is shoe.rng.cut's rotation; every card has its slot; drops() is one turn down
+    from the cut, last card of the stack first."""
+    from shoe.rng import cut
+
+    for k in range(8):
+        a, b = D.HmacDrbg(D.seeded_entropy("p%d" % k)), D.HmacDrbg(D.seeded_entropy("p%d" % k))
+        cards = list(range(40, 40 - 30 - k, -1))
+        p = S.Plan(cards, a)
+        assert p.cards == S.shuffle(cards, b)
+        assert a.below(1000) == b.below(1000), "the same number of draws"
+        stack = list(p.cards)
+        p.rotate(cut(a, stack))
+        assert p.cards == stack
+        assert sorted(p.slot) == sorted(set(p.slot)) and all(0 <= x < S.SLOTS for x in p.slot)
+        assert [p.slot_of(c) for c in p.cards] == p.slot and p.slot_of(99) == -1
+        drops = p.drops()
+        assert drops == p.slot[::-1]
+        gaps = [(x - y) % S.SLOTS for x, y in zip(drops, drops[1:])]
+        assert sum(gaps) < S.SLOTS, "the unloading is one turn, slot numbers falling"
+
+
+def test_the_simulated_carousel_realises_the_plan():
+    from hal.simcarousel import SimCarousel
+    from hal.simmech import SimMech
+
+    rng = D.HmacDrbg(D.seeded_entropy("sim"))
+    car = SimCarousel(S.SLOTS)
+    for n in (1, 2, 17, 52, 60):
+        p = S.Plan(list(range(n)), rng)
+        p.rotate(n // 3)
+        fed = S.shuffle(list(range(n)), rng)   # the magazine's order does not matter
+        assert car.shuffle(fed, p) == p.cards
+        assert car.pockets == [None] * S.SLOTS
+    with pytest.raises(ValueError):
+        car.shuffle([0, 0], S.Plan([0, 1], rng))  # a card twice: no free pocket
+    mech = SimMech()
+    mech.stack = list(range(10))
+    p = S.Plan(list(range(12)), rng)   # two cards gathered back onto the stack
+    mech.load(p.cards, p)
+    assert mech.stack == p.cards and mech.carousel.shuffles == 1
+    with pytest.raises(ValueError):
+        mech.load(p.cards[::-1], p)    # a stub the plan does not give
+
+
 def test_shelf_one_pass_is_not_uniform():
     counts = collections.Counter()
     for seq in itertools.product(range(2), repeat=8):   # 4 cards: (shelf, top/bottom) each

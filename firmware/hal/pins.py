@@ -26,7 +26,7 @@ PIO_SMS = 8  # rp2.StateMachine ids: 0-3 on PIO0, 4-7 on PIO1
 WDT_MAX_MS = 8388  # the RP2040 watchdog's longest period
 MICROSTEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 BAUDS = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
-ROUTES = ("output", "burn", "reject")
+ROUTES = ("output", "burn", "reject", "shuffle")  # the diverter's positions (shuffle: the carousel)
 PI = 3.141592653589793
 
 SIGNAL_KEYS = ("name", "gpio", "kind", "active", "pull", "description", "connector")
@@ -40,7 +40,8 @@ REQUIRED = (
     ("btn_deal", "digital_in"), ("btn_burn", "digital_in"), ("btn_exposed", "digital_in"),
     ("btn_premature", "digital_in"), ("btn_misdeal", "digital_in"), ("floor_key", "digital_in"),
     ("maint_key", "digital_in"), ("carousel_step", "pio"), ("carousel_dir", "digital_out"),
-    ("carousel_en", "digital_out"), ("carousel_index", "digital_in"), ("vmotor_sense", "adc"),
+    ("carousel_en", "digital_out"), ("carousel_index", "digital_in"), ("carousel_gate", "pwm"),
+    ("vmotor_sense", "adc"),
 )
 
 SECTIONS = ("board", "feed_stepper", "carousel_stepper", "reader", "diverter", "buzzer",
@@ -337,19 +338,36 @@ def _uart_of(gpio, table):
     return None
 
 
-def _check_pwm(sigs, p):
-    # a slice's two channels share one frequency: 50 Hz for the servo and 4 kHz for the
-    # sounder cannot share a slice
+def _pwm_freqs(data):
+    """{signal: Hz} for the PWM signals the sections give a frequency."""
+    out = {}
+    for sec in (data.get("diverter"), data.get("buzzer"), (data.get("carousel_stepper") or {}).get("gate")):
+        if isinstance(sec, dict) and isinstance(sec.get("signal"), str):
+            out[sec["signal"]] = sec.get("freq_hz")
+    return out
+
+
+def _check_pwm(data, sigs, p):
+    # a slice's two channels share one counter, so one frequency: 50 Hz for a servo and 4 kHz
+    # for the sounder cannot share a slice, two servos can; two pins on the same channel are
+    # one output
+    freqs = _pwm_freqs(data)
     seen = {}
     for name in sorted(sigs):
         s = sigs[name]
-        if s["kind"] != "pwm":
+        if s["kind"] != "pwm" or not _is_int(s["gpio"]):
             continue
         sl = (s["gpio"] >> 1) & 7
-        if sl in seen:
-            p.append("%s and %s share PWM slice %d (one frequency per slice)" % (seen[sl], name, sl))
-        else:
-            seen[sl] = name
+        ch = s["gpio"] & 1
+        for other, och in seen.get(sl, ()):
+            f, g = freqs.get(other), freqs.get(name)
+            if och == ch:
+                p.append("%s and %s are both PWM slice %d channel %s: one output"
+                         % (other, name, sl, "AB"[ch]))
+            elif f is None or f != g:
+                p.append("%s and %s share PWM slice %d at different frequencies (%s Hz, %s Hz): "
+                         "one frequency per slice" % (other, name, sl, f, g))
+        seen.setdefault(sl, []).append((name, ch))
 
 
 def _check_reader(data, sigs, p):
@@ -414,6 +432,45 @@ def _check_stepper(sec, where, sigs, p):
     return full, micro, mx
 
 
+def _check_carousel(cs, sigs, micro, mx, sps, p):
+    w = "carousel_stepper"
+    cruise = _num(cs, "cruise_steps_per_s", 100, 100000, w, p, True)
+    if cruise is not None and mx is not None and cruise > mx:
+        p.append("%s.cruise_steps_per_s (%d) exceeds max_steps_per_s (%d)" % (w, cruise, mx))
+    _num(cs, "accel_steps_per_s2", 1000, 1000000, w, p, True)
+    home = _num(cs, "home_steps_per_s", 100, 100000, w, p, True)
+    if home is not None and cruise is not None and home > cruise:
+        p.append("%s.home_steps_per_s (%d) exceeds the cruise (%d)" % (w, home, cruise))
+    tab = _num(cs, "tab_steps", 2, 100000, w, p, True)
+    index = _num(cs, "index_tab_steps", 2, 100000, w, p, True)
+    tol = _num(cs, "index_tolerance_steps", 1, 100000, w, p, True)
+    if None not in (tab, index, tol):
+        if index - tab <= 2 * tol:
+            p.append("%s: index_tab_steps (%d) must exceed tab_steps (%d) by more than twice "
+                     "the tolerance (%d): the index is told by its width" % (w, index, tab, tol))
+        if sps is not None and index // 2 + tol >= sps // 2:
+            p.append("%s: half the index tab plus the tolerance (%d) must stay under half a slot "
+                     "(%d steps): every edge belongs to its nearest pocket" % (w, index // 2 + tol,
+                                                                              sps // 2))
+    if tol is not None and micro in MICROSTEPS and tol >= 4 * micro:
+        # a stepper that stalls slips by whole electrical cycles, 4 full steps at a time
+        p.append("%s.index_tolerance_steps (%d) must be under one slip of a stalled motor "
+                 "(4 full steps = %d steps)" % (w, tol, 4 * micro))
+    _num(cs, "settle_ms", 0, 1000, w, p, True)
+    _num(cs, "drop_ms", 20, 1000, w, p, True)
+    g = cs.get("gate")
+    if not isinstance(g, dict):
+        p.append("%s.gate is missing" % w)
+        return
+    _ref(g, "signal", sigs, "pwm", w + ".gate", p)
+    _num(g, "freq_hz", 40, 400, w + ".gate", p, True)
+    shut = _num(g, "closed_us", 400, 2600, w + ".gate", p, True)
+    opened = _num(g, "open_us", 400, 2600, w + ".gate", p, True)
+    if shut is not None and opened is not None and abs(shut - opened) < 300:
+        p.append("%s.gate: closed_us and open_us must be 300 us apart or more" % w)
+    _num(g, "settle_ms", 20, 1000, w + ".gate", p, True)
+
+
 def _check_sections(data, sigs, p):
     for name in SECTIONS:
         if not isinstance(data.get(name), dict):
@@ -445,6 +502,7 @@ def _check_sections(data, sigs, p):
                      % (sps * slots, full * micro * red))
         if not isinstance(cs.get("fitted"), bool):
             p.append("carousel_stepper.fitted must be true or false")
+        _check_carousel(cs, sigs, micro, mx, sps, p)
     # the PIO state machines: one per program, 0-7
     sms = {}
     for name in ("feed_stepper", "carousel_stepper", "status_led"):
@@ -622,7 +680,7 @@ def validate(data):
     if data.get("schema") != SCHEMA:
         p.append("schema must be %d, not %r" % (SCHEMA, data.get("schema")))
     sigs = _signals(data, p)
-    _check_pwm(sigs, p)
+    _check_pwm(data, sigs, p)
     _check_sections(data, sigs, p)
     _check_timing(data, p)
     return p
@@ -719,3 +777,30 @@ def budget(data):
         "cycle_route_change_ms": hold_ms + eject_ms + max(read_ms, settle),
         "cards_per_min": 60000.0 / (hold_ms + eject_ms + read_ms),
     }
+
+
+def carousel_budget(data):
+    """The carousel's motion figures (ms) from carousel_stepper: a move of one slot, of the mean
+    shortest distance between two random slots (a quarter turn), of half a turn; a whole turn
+    at cruise; the unloading turn for `cards` pockets (the gate opening and closing, a step to
+    each pocket and drop_ms over the gate)."""
+    cs = data["carousel_stepper"]
+    sps = cs["steps_per_slot"]
+    n = cs["slots"]
+    v = float(cs["cruise_steps_per_s"])
+    a = float(cs["accel_steps_per_s2"])
+    rev = sps * n
+    cards = 52 if n >= 52 else n
+    gate = cs["gate"]["settle_ms"]
+    step = n * sps // cards  # the mean gap between pockets, unloading a deck
+    return {
+        "rev_steps": rev,
+        "slot_ms": 1000 * _move_s(sps, v, a),
+        "mean_move_slots": n / 4.0,
+        "mean_move_ms": 1000 * _move_s(sps * n / 4.0, v, a),
+        "half_turn_ms": 1000 * _move_s(rev / 2.0, v, a),
+        "rev_ms": 1000.0 * rev / v,
+        "unload_cards": cards,
+        "unload_ms": 2 * gate + cards * (1000 * _move_s(step, v, a) + cs["drop_ms"]),
+    }
+

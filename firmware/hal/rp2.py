@@ -3,13 +3,19 @@
 # the logic lives in hal/rp2mech.py and hal/stepper_pio.py, which take these objects as
 # arguments, so the tests run it all on fakes.
 #
-#   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter
+#   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter;
+#             with the carousel fitted (revision B), hal.carousel_rp2.ShufflingMechanism, which
+#             realises the engine's reshuffle plans (carousel: its Carousel, on PIO sm 1)
 #   flash     the journal's partition, rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN)
 #   clock     ticks_ms / ticks_us / ticks_diff / ticks_add / sleep_ms
 #   tick()    feeds the watchdog; called by every read of the USB port (the main loop polls it
 #             all the time) and by the mechanism's loops. The watchdog starts with open_port().
-#   entropy(n)  n random bytes from the ring oscillator (hal.rp2mech.Entropy)
-#   rng(seed)   a hand's random source: fresh entropy, or the given seed
+#   entropy(n)  n raw bytes from the ring oscillator (8 RANDOMBIT samples each, unwhitened),
+#               through the continuous health tests (shoe.health): for an outside lab
+#   rng(None)   a hand's random source: the HMAC-DRBG (shoe.drbg), instantiated at the first
+#               hand from the health-tested raw ROSC bits, reseeded from them and cycled at
+#               every hand; raises shoe.health.EntropyFault (latched) if the source fails.
+#               A shoe never deals from a seed: rng(seed) raises ValueError.
 #   open_port() the protocol on USB CDC (sys.stdin/stdout), Ctrl-C disabled; the port's close()
 #               (maintenance: main.py hands the line to the REPL) restores Ctrl-C and stops the
 #               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
@@ -42,13 +48,12 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
-from hal.rp2mech import (Beam, Beams, Diverter, Entropy, Mechanism, Reader, Timing, UsbPort,
+from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, UsbPort,
                          MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
                          WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from hal.store import DirStore
 from journal import BLOCK, JOURNAL_BLOCKS
-from shoe.rng import SeededRandom
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
 STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO
@@ -140,7 +145,8 @@ class Rp2Hal:
             self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB: "
                      "journal in RAM only (flash a firmware whose _boot.py mounts %d KB)"
                      % (size // 1024, JOURNAL_START // 1024, FS_BYTES // 1024))
-        self.rosc = Entropy(_rosc_bit)
+        self.rosc = None  # type: Any  # the health-tested ROSC (shoe.health.CheckedSource)
+        self.drbg = None  # type: Any  # the HMAC-DRBG, from the first hand on
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
         self.store = DirStore("")  # the littlefs root: device.key, audit.log, counters
         self.wdt = None
@@ -158,20 +164,9 @@ class Rp2Hal:
         self.maint_pin = self._input("maint_key")
         self.maint_level = pm.level("maint_key")
         self.debug = self.maintenance_switch()
-        # the feed stepper: STEP from the PIO, DIR and EN plain outputs (driver off at first)
+        # the feed stepper
         fs = pm.feed_stepper
-        en = Pin(pm.gpio(fs.enable), Pin.OUT, value=1 - pm.level(fs.enable))
-        dirp = Pin(pm.gpio(fs.dir), Pin.OUT, value=pm.level(fs.dir))
-        step = Pin(pm.gpio(fs.step), Pin.OUT, value=0)
-        sm = rp2.StateMachine(fs.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
-
-        def restart():
-            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
-
-        sm.active(1)
-        self.sm = sm
-        stepper = Stepper(sm, dirp, en, self.clock, t.cruise, t.accel, t.max_rate, restart,
-                          forward_level=pm.level(fs.dir), enable_level=pm.level(fs.enable))
+        stepper, self.sm = self._stepper(fs, t.cruise, t.accel)
         # the reader on its UART; reads never wait (timeout=0): the mechanism polls
         r = pm.reader
         uart = machine.UART(r.uart, baudrate=r.baud, bits=r.bits, parity=None, stop=r.stop,
@@ -179,7 +174,8 @@ class Rp2Hal:
         reader = Reader(uart, self.clock, t.timeout_ms, t.retries, t.min_confidence, t.max_len)
         # the diverter servo, at reject from power-up: a card nobody read never reaches the table
         dv = pm.diverter
-        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES]
+        # (the fourth, shuffle, is hal.carousel_rp2.ROUTE_SHUFFLE: into the carousel)
+        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES + ("shuffle",)]
         pwm = machine.PWM(Pin(pm.gpio(dv.signal)), freq=dv.freq_hz,
                           duty_ns=pulses[ROUTE_REJECT] * 1000)
         diverter = Diverter(pwm, pulses, t.settle_ms, self.clock)
@@ -195,9 +191,41 @@ class Rp2Hal:
         def volts():
             return adc.read_u16() * k
 
-        self.mech = Mechanism(stepper, beams, reader, diverter, self.clock, t, tick=self.tick,
-                              motor_volts=volts, min_volts=ms.min_v)
+        args = (stepper, beams, reader, diverter, self.clock, t, self.tick, volts, ms.min_v)
+        cs = pm.carousel_stepper
+        self.carousel = None
+        if cs.fitted:  # the shuffler: its own state machine, the index flag, the gate servo
+            from hal.carousel_rp2 import Carousel, CarouselTiming, ShufflingMechanism
+
+            ct = CarouselTiming(pm)
+            cst, self.carousel_sm = self._stepper(cs, ct.cruise, ct.accel)
+            g = cs.gate
+            gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
+            self.carousel = Carousel(cst, self._beam(cs.index, t.beam_us), beams.lid, gate,
+                                     self.clock, ct, self.tick)
+            self.mech = ShufflingMechanism(self.carousel, *args)
+        else:
+            self.mech = Mechanism(*args)
         self.wdt_ms = pm.watchdog.timeout_ms
+
+    def _stepper(self, sec, cruise, accel):
+        """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
+        program on its PIO state machine, DIR and EN plain outputs, the driver off at first.
+        Returns (hal.stepper_pio.Stepper, the state machine)."""
+        pm = self.pm
+        Pin = machine.Pin
+        en = Pin(pm.gpio(sec.enable), Pin.OUT, value=1 - pm.level(sec.enable))
+        dirp = Pin(pm.gpio(sec.dir), Pin.OUT, value=pm.level(sec.dir))
+        step = Pin(pm.gpio(sec.step), Pin.OUT, value=0)
+        sm = rp2.StateMachine(sec.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
+
+        def restart():
+            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
+
+        sm.active(1)
+        stepper = Stepper(sm, dirp, en, self.clock, cruise, accel, sec.max_steps_per_s, restart,
+                          forward_level=pm.level(sec.dir), enable_level=pm.level(sec.enable))
+        return stepper, sm
 
     def _input(self, name):
         s = self.pm.signal(name)
@@ -227,14 +255,41 @@ class Rp2Hal:
         if self.wdt is None:
             self.wdt = machine.WDT(timeout=self.wdt_ms)
 
+    def _source(self):
+        """The ring oscillator's raw RANDOMBIT samples through the continuous health tests
+        (never whitened before the tests see them). Imported when first needed, as the
+        simulator does: the HAL's boot heap stays as it was."""
+        if self.rosc is None:
+            from shoe.health import CheckedSource, raw_from_bits
+
+            self.rosc = CheckedSource(raw_from_bits(_rosc_bit))
+        return self.rosc
+
     def entropy(self, n):
-        return self.rosc.read(n)
+        """n raw, health-tested bytes of the ring oscillator (raises EntropyFault)."""
+        return self._source()(n)
 
     def rng(self, seed):
+        """The hand's random source. The first hand instantiates the HMAC-DRBG (the start-up
+        test, then 768 raw bits); every hand reseeds it with 512 fresh raw bits and cycles it
+        with the microsecond timer as additional input, so a hand's shuffles depend on entropy
+        drawn for it and a fault in the source shows here, before any card is dealt, as
+        EntropyFault (latched: every later hand raises it too, nothing falls back)."""
+        if seed is not None:
+            raise ValueError("a shoe deals from its DRBG, never from a seed")
         self.hands += 1
-        if seed is None:
-            seed = "".join("%02x" % b for b in self.entropy(16))
-        return SeededRandom(seed)
+        c = self.clock
+        event = (c.ticks_diff(c.ticks_us(), 0) & 0xFFFFFFFF).to_bytes(4, "little")
+        d = self.drbg
+        if d is None:
+            from shoe.drbg import HmacDrbg
+
+            d = HmacDrbg(self._source(), personalization=self.device_id.encode())
+            self.drbg = d
+        else:
+            d.reseed(event)
+        d.cycle(event)
+        return d
 
     def stop_watchdog(self):
         """machine.WDT cannot be stopped: clear WATCHDOG_CTRL.ENABLE instead."""

@@ -304,53 +304,6 @@ class Diverter:
         return self.clock.ticks_diff(self.clock.ticks_ms(), self.t) >= self.settle_ms
 
 
-# --------------------------------------------------------------------------------- entropy
-
-class Entropy:
-    """Random bytes from a raw bit source (the ROSC's RANDOMBIT): von Neumann debiasing (a
-    pair 01 gives 0, 10 gives 1, 00 and 11 nothing: unbiased if the bits are independent,
-    whatever their bias), then SHA-256 over twice as many debiased bits as it outputs, with a
-    block counter. A source stuck at one value raises RuntimeError (no output for STUCK pairs)."""
-
-    STUCK = 1024
-
-    def __init__(self, bit):
-        self.bit = bit
-        self.count = 0
-
-    def debiased(self, n):
-        """n bytes of von Neumann output."""
-        bit = self.bit
-        out = bytearray(n)
-        for i in range(n):
-            v = 0
-            for _ in range(8):
-                tries = 0
-                while True:
-                    a = bit() & 1
-                    b = bit() & 1
-                    if a != b:
-                        break
-                    tries += 1
-                    if tries >= self.STUCK:
-                        raise RuntimeError("entropy source stuck")
-                v = (v << 1) | a
-            out[i] = v
-        return out
-
-    def read(self, n):
-        import hashlib
-
-        out = bytearray()
-        while len(out) < n:
-            self.count += 1
-            h = hashlib.sha256(b"facedown-rosc")
-            h.update(self.count.to_bytes(4, "big"))
-            h.update(self.debiased(64))  # 512 debiased bits -> 256 output bits
-            out.extend(h.digest())
-        return bytes(out[:n])
-
-
 # --------------------------------------------------------------------------------- USB port
 
 class UsbPort:
@@ -483,7 +436,9 @@ class Mechanism:
 
     # ---------------------------------------------------------------- SimMech's interface
 
-    def load(self, stub):
+    def load(self, stub, plan=None):
+        """The stub, as SimMech.load; the plan of a reshuffle is for a carousel
+        (hal.carousel_rp2.ShufflingMechanism): without one the stub's order is not known."""
         self.expect = set(c & C.CODE for c in stub)
         self.unread = 0
 

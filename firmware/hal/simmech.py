@@ -57,6 +57,7 @@ class SimMech:
         self.before = None       # called before each card moves
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
+        self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
 
     def random_faults(self, rate, rng):
         """Arm a random mechanism fault (one of RANDOM: a double feed, a boxed card, a jam the
@@ -90,8 +91,22 @@ class SimMech:
                 self.idle()
             sleep(1)
 
-    def load(self, stub):
-        """The shuffler has laid the stub's cards in this order (top at the end)."""
+    def load(self, stub, plan=None):
+        """The shuffler has laid the stub's cards in this order (top at the end). With a plan
+        (a reshuffle, shoe.shuffler.Plan) the simulated carousel realises it first: what it
+        leaves in the magazine must be the stub, card for card."""
+        if plan is not None:
+            if self.carousel is None:
+                from hal.simcarousel import SimCarousel
+
+                self.carousel = SimCarousel(plan.slots)
+            # through the carousel: what the magazine held, next card first, then the cards
+            # gathered for the reshuffle (laid on top of the stack)
+            fed = [c for c in self.stack[::-1] if plan.slot_of(c) >= 0]
+            fed += [c for c in plan.cards if c not in fed]
+            got = self.carousel.shuffle(fed, plan)
+            if got != list(stub):
+                raise ValueError("the carousel's order differs from the engine's stub")
         self.stack[:] = stub
 
     def arm(self, kind, at=0, code=0):

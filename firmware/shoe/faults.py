@@ -22,6 +22,13 @@ FAULTS = (
                                   "stack, then repeat the step"),
     (8, "entropy", "nothing is dealt: the floor rules on the hand and ends it; power-cycle the "
                    "shoe, and call service if it happens again"),
+    (9, "carousel_lost_steps", "the shuffler's carousel lost its place: open the lid, take the "
+                               "cards out of the carousel and put them in the magazine, close "
+                               "the lid, then repeat the step (the shoe reshuffles them)"),
+    (10, "carousel_no_index", "the carousel's index is not seen: check its sensor and the "
+                              "ring, take the cards out of the carousel, then repeat the step"),
+    (11, "carousel_pocket", "a card did not go into its carousel pocket: open the lid, take the "
+                            "cards out of the carousel, then repeat the step"),
 )
 
 JAM = "jam"

@@ -9,7 +9,7 @@ from shoe import procedures as P
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.faults import MechanismFault
 from shoe.rng import cut
-from shoe.shuffler import shuffle as carousel
+from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS, OP_FAULT,
                         MIX_STUB, MIX_MUCK, MIX_BURNS)
@@ -851,17 +851,19 @@ class Hand:
         """A face-down reshuffle of the stub in the mechanism (the carousel plan: each card into
         a random empty slot, unloaded in slot order), then a cut if the house says so."""
         stub = self.z.stub
-        stub[:] = carousel(stub, self.rng)  # the mechanism's plan: a uniform permutation
+        plan = Plan(stub, self.rng)  # the mechanism's plan: a uniform permutation
+        stub[:] = plan.cards
         if log:
             self.z.note(OP_SHUFFLE, mask, len(stub))
         if self.house["cut_after_reshuffle"] and log:
-            cut(self.rng, stub)
+            plan.rotate(cut(self.rng, stub))
             self.z.note(OP_CUT, len(stub))
-        self._load()
+        self._load(plan)
 
-    def _load(self):
+    def _load(self, plan=None):
+        """The mechanism learns the stub; after a reshuffle, with the plan that realises it."""
         if self.mech is not None:
-            self.mech.load(self.z.stub)
+            self.mech.load(self.z.stub, plan)
 
     def _proc(self, pid, seat=0):
         self.z.note(OP_PROC, _PROC[pid], seat)

@@ -4,6 +4,11 @@
 # turns once and ejects the slots in slot order. hardware/SHUFFLER.md proves the result is
 # a uniformly random permutation of the cards. shelf_one_pass() is the flawed single pass of
 # a shelf shuffler (Diaconis, Fulman & Holmes 2013), kept as a model for the power tests.
+#
+# Plan is what the engine hands the mechanism for a face-down reshuffle (Hand._reshuffle ->
+# mech.load(stub, plan)): the new stack and the slot each of its cards goes into, so the
+# carousel (hal/carousel_rp2.py on the Pico, hal/simcarousel.py in the simulator) realises
+# exactly the order the engine drew, the house's cut included.
 SLOTS = 60
 
 
@@ -25,10 +30,49 @@ def plan(cards, rng, slots=SLOTS):
     return slot_of, unload
 
 
+class Plan:
+    """One reshuffle through the carousel. cards: the new stack in the engine's stub order
+    (the last card is fed first); slot[j]: the slot cards[j] is loaded into. The draws are
+    plan()'s, so Plan(cards, rng).cards == shuffle(cards, rng) for the same rng state."""
+
+    def __init__(self, cards, rng, slots=SLOTS):
+        slot_of, unload = plan(cards, rng, slots)
+        self.slots = slots
+        self.cards = [cards[i] for i in unload]   # slot order
+        self.slot = [slot_of[i] for i in unload]
+
+    def rotate(self, k):
+        """A cut at k (shoe.rng.cut's rotation): the carousel starts its unloading turn there."""
+        if k:
+            self.cards = self.cards[k:] + self.cards[:k]
+            self.slot = self.slot[k:] + self.slot[:k]
+
+    def slot_of(self, code):
+        """The slot planned for this card, or -1 if the plan does not hold it."""
+        c = self.cards
+        for j in range(len(c)):
+            if c[j] == code:
+                return self.slot[j]
+        return -1
+
+    def drops(self):
+        """The slots in the order the carousel empties them: the magazine feeds from the
+        bottom and the first card out of the carousel lies at the bottom, so the last card of
+        `cards` goes first. One turn, slot numbers falling (cyclically, from the cut on)."""
+        return self.slot[::-1]
+
+
 def shuffle(cards, rng, slots=SLOTS):
     """The carousel shuffle: a new list, uniformly permuted."""
     slot_of, unload = plan(cards, rng, slots)
     return [cards[i] for i in unload]
+
+
+def ring_move(frm, to, slots=SLOTS):
+    """The shortest way round a ring of `slots` from slot frm to slot to: a signed number of
+    slots, positive when slot numbers rise (forward); half a turn goes forward."""
+    d = (to - frm) % slots
+    return d if d <= slots - d else d - slots
 
 
 def travel(slot_of, slots=SLOTS, start=0):
@@ -37,8 +81,7 @@ def travel(slot_of, slots=SLOTS, start=0):
     pos = start
     total = 0
     for s in slot_of:
-        d = (s - pos) % slots
-        total += d if d <= slots - d else slots - d
+        total += abs(ring_move(pos, s, slots))
         pos = s
     return total + slots
 

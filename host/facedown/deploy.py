@@ -200,8 +200,14 @@ for _fd_r in _fd_files:
         _fd_h = binascii.hexlify(_fd_s.digest()).decode()
     print("F", os.stat(_fd_r)[6], _fd_h, _fd_r)
 if %(manifest)r in _fd_files:
-    with open(%(manifest)r) as _fd_f:
-        print("M", _fd_f.read().replace("\\n", " "))
+    print("M ", end="")
+    with open(%(manifest)r) as _fd_f:  # in pieces: a shoe full of old firmware has no 4 KB block
+        while True:
+            _fd_k = _fd_f.read(256)
+            if not _fd_k:
+                break
+            print(_fd_k.replace("\\n", " "), end="")
+    print()
 """
 
 _PREPARE = _WALK + """

@@ -248,7 +248,7 @@ class PWM:
         self.pin = dest.id if isinstance(dest, Pin) else dest
         self._freq = 1000
         self._ns = 0
-        self.history = []  # (time us, pulse ns)
+        self.history = []  # (time us, pulse ns), the last 64
         board.pwms[self.pin] = self
         self.init(freq=freq, duty_u16=duty_u16, duty_ns=duty_ns)
 
@@ -275,6 +275,8 @@ class PWM:
             raise ValueError("pulse longer than the period")
         self._ns = value
         self.history.append((board.now_us(), value))
+        if len(self.history) > 64:  # the last ones: a long run must not fill the heap
+            self.history.pop(0)
         return None
 
     def duty_u16(self, value=None):
@@ -307,7 +309,7 @@ class UART:
         self.rx = rx
         self.rxbuf_size = rxbuf or 256
         self.rxbuf = bytearray()
-        self.written = []
+        self.written = []  # the last 64 writes
         board.uarts[id] = self
 
     def byte_us(self):
@@ -317,6 +319,8 @@ class UART:
     def write(self, buf):
         data = bytes(buf)
         self.written.append(data)
+        if len(self.written) > 64:
+            self.written.pop(0)
         peer = board.uart_peers.get(self.id)
         if peer is not None:
             # the bytes are on the wire for len * byte time; the peer sees them at the end

@@ -1,0 +1,81 @@
+"""Heap margins of the rp2 HAL's MicroPython tests: the smallest `-X heapsize` each case of
+tests/mp_rp2_test.py and tests/mp_carousel_test.py runs in (the built .mpy image, as
+tests/test_rp2.py runs them at 256 KB), found by bisection to 1 KB, and its margin below the
+256 KB the suite gives it. Fragmentation makes the boundary ragged: a case may fail a few KB
+above its figure.
+
+    .venv/bin/python benchmarks/rp2_heap.py [case ...] [--json]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "host"))
+
+from facedown.build import build_image  # noqa: E402
+
+SCRIPTS = [os.path.join(ROOT, "tests", n) for n in ("mp_rp2_test.py", "mp_carousel_test.py")]
+SUITE_KB = 256
+
+
+def cases():
+    """(script, case) of every case."""
+    out = []
+    for script in SCRIPTS:
+        with open(script) as f:
+            src = f.read()
+        for case in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split():
+            out.append((script, case))
+    return out
+
+
+def runs(mp, image, script, case, kb):
+    proc = subprocess.run([mp, "-X", "heapsize=%dK" % kb, script, "--image", image, case],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    return proc.returncode == 0 and proc.stdout.splitlines()[-1:] == ["OK"]
+
+
+def threshold(mp, image, script, case):
+    """The smallest heap (KB) the case passes in, or None if it fails at SUITE_KB."""
+    if not runs(mp, image, script, case, SUITE_KB):
+        return None
+    lo, hi = 16, SUITE_KB  # fails at lo (assumed), passes at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if runs(mp, image, script, case, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", nargs="*", help="cases (default: all)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    mp = os.path.join(os.path.dirname(sys.executable), "micropython")
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        image = os.path.join(tmp, "image")
+        build_image(image)
+        for script, case in cases():
+            if args.case and case not in args.case:
+                continue
+            kb = threshold(mp, image, script, case)
+            out[case] = kb
+            if not args.json:
+                print("%-40s %s" % (case, "FAILS at %d KB" % SUITE_KB if kb is None else
+                                    "%3d KB (margin %d KB of %d)" % (kb, SUITE_KB - kb, SUITE_KB)))
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
