@@ -115,6 +115,6 @@ def test_a_tampered_flash_is_reported_by_history(shoe, capsys):
     login_cli(shoe)  # a restart ends every session
     rc = main(["--port", shoe.port, "history", "--last", "50"])
     out = capsys.readouterr().out
-    assert rc == 1
-    assert "0 failed verification" not in out
+    assert rc == 1  # (the flip may hit a HAND record, which fails its hand's verification,
+    # or the CONFIG record before it, whose damaged area the journal then reports)
     assert "damaged area" in out or "does not match" in out or "missing" in out
