@@ -4,6 +4,12 @@ import os
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# A loaded machine (CI's, or one running other jobs) can stall a draw for seconds: that is not
+# a property failing. Every test's own settings still apply on top of this profile.
+settings.register_profile("facedown", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("facedown")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
