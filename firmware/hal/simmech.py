@@ -67,9 +67,9 @@ class SimMech:
 
     def figures(self):
         if self.fig is None:
-            from hal.simstops import Figures, pinmap
+            from hal.simstops import figures
 
-            self.fig = Figures(pinmap())
+            self.fig = figures()
         return self.fig
 
     def _wait(self, ms):

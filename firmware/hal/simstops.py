@@ -81,6 +81,16 @@ def pinmap(paths=None):
         " or ".join(paths)))
 
 
+_FIGURES = []
+
+
+def figures():
+    """The Figures of this shoe's pin map, read once."""
+    if not _FIGURES:
+        _FIGURES.append(Figures(pinmap()))
+    return _FIGURES[0]
+
+
 def stop(mech, kind, code):
     """A stopping fault on mech's current feed: its time, then MechanismFault (nothing left the
     magazine). A jam the retries clear returns, counted."""

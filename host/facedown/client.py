@@ -366,13 +366,18 @@ class Client:
         return upto - 1
 
     def wait_events(self, upto, timeout=10.0):
-        """Pump until every event up to number `upto` has arrived."""
+        """Pump until every event up to number `upto` has arrived, and acknowledge them at once
+        (the caller may not pump again for a while: the shoe would send them again)."""
         end = time.monotonic() + timeout
         while self.last_event < upto:
             if time.monotonic() > end:
                 raise LinkDown("events up to %d did not arrive (have %d)" % (upto,
                                                                              self.last_event))
             self.pump(0.01)
+        if self.ack_due:
+            self.ack_due = False
+            self.unacked = 0
+            self._write(W.ACK, 0, W.encode_ack(self.last_event))
 
 
 def connect(port, key=None, role="maintenance", backlog=False, cls=Client, stored=False,
