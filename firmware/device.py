@@ -68,6 +68,7 @@ class Device:
         self.handlers["logout"] = self.cmd_logout
         self.handlers["audit"] = self.cmd_audit
         self.handlers["telemetry"] = self.cmd_telemetry
+        self.handlers["raw"] = self.cmd_raw
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
         self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
         self.exports = None
@@ -249,6 +250,23 @@ class Device:
             "journal_problems": len(self.journal.problems), "audit_records": self.audit.n,
         }).encode()
         return (len(doc), doc[offset:offset + 180])
+
+    def cmd_raw(self, source, count):
+        """Raw output for an outside lab's statistical tests (GLI-29): the entropy source's
+        health-tested bytes before the generator, or the generator's output. Between hands only:
+        nothing drawn here is ever related to a deck in play."""
+        h = self.hand
+        if h is not None and h.status == DEALING and h.z.log:
+            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it first")
+        if count < 1 or count > 180 or source > 1:
+            raise CommandError(wire.BAD_ARGUMENT, "raw: source 0 or 1, count 1..180")
+        if source == 0:
+            return (bytes(self.hal.entropy(count)),)
+        gen = self.hal.rng(None)
+        if not hasattr(gen, "raw"):
+            raise CommandError(wire.DENIED, "raw: this simulator is seeded: its shuffles do not "
+                                            "come from the generator")
+        return (gen.raw(count),)
 
     def faults_count(self):
         """Stopping faults by kind since installation, and the simulator's injected faults."""
@@ -737,7 +755,7 @@ _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],
               wire.COMMAND_IDS["challenge"], wire.COMMAND_IDS["login"],
               wire.COMMAND_IDS["logout"], wire.COMMAND_IDS["audit"],
-              wire.COMMAND_IDS["telemetry"])
+              wire.COMMAND_IDS["telemetry"], wire.COMMAND_IDS["raw"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
 

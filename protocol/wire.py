@@ -235,6 +235,10 @@ MESSAGES = (
     (21, "audit", DIR_REPLY, "Hy", "size, chunk: JSON lines, at most 4096 bytes"),
     (22, "telemetry", DIR_CMD, "H", "offset: counters and faults as JSON, in chunks"),
     (22, "telemetry", DIR_REPLY, "Hy", "size, chunk: the document's size and the chunk"),
+    (23, "raw", DIR_CMD, "BB",
+     "source, count: for an outside lab, between hands: 0 raw entropy bytes (the health-tested "
+     "source, before the generator), 1 generator output; count bytes (1..180)"),
+    (23, "raw", DIR_REPLY, "y", "data: the bytes"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -281,7 +285,7 @@ del _row
 # the least role each command needs; the others are ROLE_PUBLIC
 _NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
           ("maintenance", ROLE_MAINTENANCE), ("sim_fault", ROLE_TABLE),
-          ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE),
+          ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE), ("raw", ROLE_MAINTENANCE),
           ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
           ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("report", ROLE_TABLE),
           ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))

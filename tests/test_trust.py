@@ -436,3 +436,36 @@ def test_the_command_line_needs_a_session_for_config_and_history(vshoe, capsys, 
     assert code == 0 and json.loads(out)["failed_logins"] == 0  # cleared by the good login
     code, out, err = cli(capsys, "--port", p, "end")
     assert code != 0 and "needs a table session" in err
+
+
+def test_raw_output_for_a_lab_between_hands_only(shoe):
+    dev, key, hal = shoe
+    anyone = InProcess(dev, W)
+    assert reply(anyone.raw("raw", 0, 16), "raw")[0] == W.DENIED
+    tech = InProcess(dev, W, key, "maintenance")
+    code, (data,) = reply(tech.raw("raw", 0, 180), "raw")
+    assert code == W.OK and len(data) == 180 and len(set(data)) > 64
+    code, msg = reply(tech.raw("raw", 1, 16), "raw")  # this HAL is seeded: no generator
+    assert code == W.DENIED and "seeded" in msg
+    assert reply(tech.raw("raw", 2, 16), "raw")[0] == W.BAD_ARGUMENT
+    tech.call("config", "holdem", SEATS, 9, "tda2024", "")
+    tech.call("hand", 0)
+    tech.call("deal", 1)
+    code, msg = reply(tech.raw("raw", 0, 16), "raw")
+    assert code == W.WRONG_STATE and "hand is in progress" in msg
+
+
+def test_raw_output_from_the_virtual_shoe(vshoe, tmp_path, capsys):
+    from conftest import login_cli
+
+    login_cli(vshoe, "maintenance")
+    cli(capsys, "--port", vshoe.port, "end")  # (an earlier test's hand, if any)
+    out = tmp_path / "raw.bin"
+    code, text, err = cli(capsys, "--port", vshoe.port, "certify", "--dump-raw", str(out),
+                          "--bytes", "1000", "--entropy-samples", "400")
+    assert code == 0, err
+    gen = out.read_bytes()
+    ent = (tmp_path / "raw.bin.entropy").read_bytes()
+    assert len(gen) == 1000 and len(ent) == 400
+    ones = sum(bin(b).count("1") for b in gen)
+    assert 3700 < ones < 4300  # 8000 bits, half of them ones within ~4.5 sigma

@@ -583,7 +583,34 @@ def _print_results(results, summary):
         summary["elapsed_s"], summary["shuffles_per_s"] or 0))
 
 
+def dump_raw_from_shoe(client, path, nbytes, entropy_samples=0):
+    """The same files, read from a shoe (the `raw` command, a maintenance session): its
+    generator's output, and its entropy source's health-tested bytes."""
+    from .progress import track
+
+    written = []
+    for name, source, total in ((path, 1, nbytes), (path + ".entropy", 0, entropy_samples)):
+        if not total:
+            continue
+        with open(name, "wb") as f:
+            for k in track(range(0, total, 180), "raw bytes from the shoe"):
+                (chunk,) = client.call("raw", source, min(total - k, 180))
+                f.write(chunk)
+        written.append(name)
+    return written
+
+
 def run_command(args):
+    if args.dump_raw and getattr(args, "port", None):
+        from .commands import connect
+
+        client = connect(args)
+        try:
+            files = dump_raw_from_shoe(client, args.dump_raw, args.bytes, args.entropy_samples)
+        finally:
+            client.close()
+        print("wrote " + ", ".join(files))
+        return 0
     if args.dump_raw:
         files = dump_raw(args.dump_raw, args.bytes, args.entropy_samples, args.seed)
         print("wrote " + ", ".join(files))
