@@ -233,6 +233,9 @@ class Device:
         for seat, codes in wire.unpack_discards(data):
             if seat in discards:
                 raise CommandError(wire.BAD_ARGUMENT, "seat %d listed twice" % seat)
+            for c in codes:
+                if c >= C.NCODES:  # (a byte from the wire: the engine indexes by card code)
+                    raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % c)
             discards[seat] = codes
         self._hand().draw(discards)
         return ()

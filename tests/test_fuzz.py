@@ -38,3 +38,17 @@ def test_power_cut_between_a_hands_record_and_its_first_commit():
     assert command(after, 4, "deal", 0)[0] == W.OK
     assert command(after, 5, "street")[0] == W.OK
     assert fuzzlib.new_device(after.journal.dev).journal.verify() == []
+
+
+@pytest.mark.parametrize("code", [53, 63, 64 + 53, 255])
+def test_a_discard_that_is_no_card_code_is_a_bad_argument(code):
+    """Found by fuzz_device: draw with a discard code 53..63 (modulo 64) was answered FAULT
+    "internal fault: IndexError" (the card's name was looked up for the error message)."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "draw5", 0b110, 2, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "deal", 0)[0] == W.OK
+    before = fuzzlib.observe(dev)
+    code_, message = command(dev, 4, "draw", W.pack_discards([(1, [code])]))
+    assert (code_, message) == (W.BAD_ARGUMENT, "unknown card code %d" % code)
+    assert fuzzlib.observe(dev) == before
