@@ -40,6 +40,30 @@ def test_power_cut_between_a_hands_record_and_its_first_commit():
     assert fuzzlib.new_device(after.journal.dev).journal.verify() == []
 
 
+@pytest.mark.parametrize("doc", [b"", b"\x01\x00", bytes(71), bytes(72) + b"x",
+                                 bytes(71) + b"\x08" + bytes(6) + b"[1, 2]",
+                                 bytes(71) + b"\x0a" + bytes(6) + b'"holdem"',
+                                 bytes(71) + b"\x08" + bytes(6) + b"\xff\xfe"])
+def test_a_malformed_history_document_is_one_clear_error(doc):
+    """Found by fuzz_codec: facedown.history.parse raised struct.error, IndexError, TypeError
+    or UnicodeDecodeError (a traceback from `facedown history`) on a document a shoe sent."""
+    from facedown import history
+    from facedown.errors import UserError
+
+    with pytest.raises(UserError, match="malformed hand history"):
+        history.to_record(history.parse(doc))
+
+
+def test_a_history_document_naming_an_unknown_game_is_one_clear_error():
+    from facedown import history
+    from facedown.errors import UserError
+
+    head = bytes(6) + b'["canasta", [1, 2], 2, "tda2024", {}]'
+    doc = bytes(71) + bytes([len(head)]) + head
+    with pytest.raises(UserError, match="malformed hand history"):
+        history.to_record(history.parse(doc))
+
+
 @pytest.mark.parametrize("code", [53, 63, 64 + 53, 255])
 def test_a_discard_that_is_no_card_code_is_a_bad_argument(code):
     """Found by fuzz_device: draw with a discard code 53..63 (modulo 64) was answered FAULT
@@ -52,3 +76,20 @@ def test_a_discard_that_is_no_card_code_is_a_bad_argument(code):
     code_, message = command(dev, 4, "draw", W.pack_discards([(1, [code])]))
     assert (code_, message) == (W.BAD_ARGUMENT, "unknown card code %d" % code)
     assert fuzzlib.observe(dev) == before
+
+
+@pytest.mark.parametrize("entry", [b"\x08\x07\x00\x00", b"\x05\x01\x09\x00", b"\x07\x09\x03\x00",
+                                   b"\x04\xf0\x00\x00", b"\x06\x3c\x00\x00", b"\x09\x00\x00\x00",
+                                   b"\x01\x00\xff\x03", b"\x01\x05\x00\x07",
+                                   b"\x01\x10\x00\x80"])
+def test_an_event_the_shoe_cannot_send_is_a_stream_error(entry):
+    """Found by fuzz_codec: the host's mirror of the event stream (watch, replay, history) took
+    entries no shoe sends (status 7, action 9, a pick from zone 9, procedure 240, object 60, op 9,
+    moves from or to no zone, a stub card turned up in the stub), then raised IndexError or
+    KeyError."""
+    from facedown.mirror import Mirror, StreamError
+
+    m = Mirror("shortdeck", [1, 2, 3], 3, "tda2024")
+    with pytest.raises(StreamError):
+        m.apply(entry)
+    m.record()
