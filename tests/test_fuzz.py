@@ -93,3 +93,14 @@ def test_an_event_the_shoe_cannot_send_is_a_stream_error(entry):
     with pytest.raises(StreamError):
         m.apply(entry)
     m.record()
+
+
+def test_decode_events_refuses_numbers_past_u32_as_encode_does():
+    """Found by fuzz_codec: an EVENT body whose entries ran past event number 4294967295
+    decoded (the host would have numbered events 2**32 and up), though encode_events refuses
+    it and numbers never wrap (SPEC 6.2)."""
+    body = (0xFFFFFFFF).to_bytes(4, "little") + b"\x01\x00" + bytes(8)
+    with pytest.raises(W.WireError) as e:
+        W.decode_events(body)
+    assert e.value.code == W.BAD_FRAME
+    assert W.decode_events(body[:10])[0] == 0xFFFFFFFF  # the last number alone is fine
