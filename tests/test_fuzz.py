@@ -95,6 +95,16 @@ def test_an_event_the_shoe_cannot_send_is_a_stream_error(entry):
     m.record()
 
 
+def test_a_hand_ending_with_no_procedure_seen_has_no_reason():
+    """Found by fuzz_codec: a misdeal status event with no procedure before it (a stream taken
+    up mid-hand, or a forged one) made the mirror look up procedure None (TypeError)."""
+    from facedown.mirror import Mirror
+
+    m = Mirror("holdem", [1, 2, 3], 3, "tda2024")
+    m.apply(b"\x08\x02\x00\x00")
+    assert m.record()["status"] == "misdeal" and m.reason is None
+
+
 def test_decode_events_refuses_numbers_past_u32_as_encode_does():
     """Found by fuzz_codec: an EVENT body whose entries ran past event number 4294967295
     decoded (the host would have numbered events 2**32 and up), though encode_events refuses
@@ -104,3 +114,4 @@ def test_decode_events_refuses_numbers_past_u32_as_encode_does():
         W.decode_events(body)
     assert e.value.code == W.BAD_FRAME
     assert W.decode_events(body[:10])[0] == 0xFFFFFFFF  # the last number alone is fine
+

@@ -39,7 +39,8 @@ class Mirror:
         elif op == fw.zones.OP_STATUS:
             self.status = a
             if a >= 2:  # misdeal or void: the reason is the procedure that ended it
-                self.reason = fw.procedures.text(self.last_procedure)
+                self.reason = None if self.last_procedure is None else \
+                    fw.procedures.text(self.last_procedure)
 
     def _zone(self, z):
         return z < len(self._fw.zones.ZONE_NAMES) or z - self._fw.zones.SEAT0 in self.z.seats
