@@ -8,7 +8,8 @@ Input: records `op u8 | len u8 | body` (a CMD body, decoded by the device itself
   0xFF      a power cut between commands (body[0] bit 0: the sensors cannot tell what is
             at the output), then both devices boot from their journals
 Two devices run the same input: A, and its twin B whose undealt stub is reordered after every
-new hand, every reboot and on bit 2. After each command: A's reply is no internal fault; if it
+new hand, every reboot and on bit 2 (after a stretch not compared, both boot again from A's
+journal at the next hand). After each command: A's reply is no internal fault; if it
 is an error, A's state and journal are as before (fuzzlib.observe); A's and B's replies, event
 logs and counters are the same once every card is named by the order it left the stub (the
 cards dealt into view are the only difference allowed); no log names a card inside the stub;
@@ -124,6 +125,18 @@ class Twin:
         self.a = fuzzlib.new_device(self.a.journal.dev, self.a.mech.tray, blind)
         self.b = fuzzlib.new_device(self.b.journal.dev, self.b.mech.tray, blind)
         stats.count("reboots")
+        permute(self.b, self.rnd)
+
+    def refork(self):
+        """The twins went apart while they were not compared (a counterfeit card): both boot
+        again from A's journal, and B's stub is reordered."""
+        from hal.flashdev import RamFlash
+
+        flash, tray = self.a.journal.dev, self.a.mech.tray
+        self.a = fuzzlib.new_device(RamFlash(flash.blocks, bytearray(flash.mem)), tray)
+        self.b = fuzzlib.new_device(RamFlash(flash.blocks, bytearray(flash.mem)), tray)
+        self.status_a = self.status_b = None
+        stats.count("reforked")
         permute(self.b, self.rnd)
 
     def labels(self):
@@ -294,8 +307,14 @@ def play(data):
         if r == "cut":
             continue
         if r[0] == W.OK and body[:1] == bytes([HAND]) and t.a.hand_no != hand_no:
-            permute(t.b, rnd)
-            t.ni = not counterfeit(t.a)  # a new hand: the comparison starts again
+            # a new hand: the comparison starts again, from twins alike but for the stub
+            if counterfeit(t.a):
+                t.ni = False
+            elif t.ni:
+                permute(t.b, rnd)
+            else:
+                t.refork()
+                t.ni = True
         if t.a.maintenance:
             t.reboot(False)  # the REPL had the line; a reset returns to the protocol
         h = t.a.hand
