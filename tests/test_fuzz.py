@@ -115,3 +115,33 @@ def test_decode_events_refuses_numbers_past_u32_as_encode_does():
     assert e.value.code == W.BAD_FRAME
     assert W.decode_events(body[:10])[0] == 0xFFFFFFFF  # the last number alone is fine
 
+
+
+# --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
+def test_atheris_harnesses_short_run(tmp_path):
+    """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
+    valid frames): every invariant counter 0, every harness process ends normally."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([sys.executable, os.path.join(FUZZ, "run.py"), "--inputs", "12000",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    with open(tmp_path / "report.json") as f:
+        rep = json.load(f)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert rep["inputs"] >= 12000 and rep["abnormal_exits"] == 0
+    assert {k: v for k, v in rep["invariants"].items() if v} == {}, proc.stdout
+    assert set(rep["targets"]) == {"codec", "device", "link"}
+    device = rep["targets"]["device"]["extra"]
+    for deep in ("ok:hand", "ok:deal", "ok:street", "ok:draw", "ok:report", "power_cuts"):
+        assert device.get(deep), (deep, device)  # the state machine got past its first steps
+
+
+def test_frames_against_the_virtual_shoe_short_run():
+    """1,500 random and mutated frames through the real firmware (MicroPython unix port)."""
+    import shoe_frames
+
+    rep = shoe_frames.run(1500, 60, seed=7)
+    assert {k: v for k, v in rep["invariants"].items() if v} == {}, rep["findings"]
+    assert rep["frames"] == 1500 and rep["extra"]["checked_batches"] >= 1
+    assert rep["extra"]["rejected"] > 100 and rep["extra"]["accepted"] > 100
