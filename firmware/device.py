@@ -425,11 +425,12 @@ class Device:
 
     def _reload(self, number):
         """Hold again the events from `number` on that the journal still has: whole hands,
-        read one at a time, going back from the oldest held."""
+        read one at a time, going back from the oldest held; at most HELD_HANDS hands in all
+        (the heap holds no more: resume answers where it starts)."""
         oldest = self.oldest()
         n = self.held[0][1] - 1 if self.held else self.hand_no
         older = []
-        while n > 0 and oldest > number:
+        while n > 0 and oldest > number and len(older) + len(self.held) < HELD_HANDS:
             h, _ = self.journal.scan(n)
             if h is None or h["damaged"]:
                 break

@@ -117,6 +117,35 @@ def test_decode_events_refuses_numbers_past_u32_as_encode_does():
 
 
 
+def test_resume_from_the_first_event_holds_a_bounded_number_of_hands():
+    """Found by shoe_frames on the real firmware: resume(1) (SPEC 6.2: "every held event")
+    after 150 hands reloaded every hand the journal keeps into RAM, and the unix port's 256 KB
+    heap ran out (FAULT internal fault: MemoryError); a Pico's is smaller. The device now
+    reloads at most HELD_HANDS hands and says where it starts (first), as for events it no
+    longer holds."""
+    from device import HELD_HANDS
+
+    dev = fuzzlib.new_device()
+    seq = 1
+    assert command(dev, seq, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    for _ in range(3 * HELD_HANDS):
+        for name, args in (("hand", [0]), ("deal", [0]), ("end", [])):
+            seq += 1
+            assert command(dev, seq, name, *args)[0] == W.OK
+        seq += 1
+        command(dev, seq, "resume", dev.event_next)  # the host has every event so far
+    assert len(dev.held) <= 1
+    seq += 1
+    code, (first, nxt) = command(dev, seq, "resume", 1)
+    assert code == W.OK and nxt == dev.event_next
+    assert len(dev.held) == HELD_HANDS and first == dev.held[0][0] > 1
+    hands = [h for h in dev.journal.hands()[0]]
+    for first_event, number, entries in dev.held:  # the events as the journal keeps them
+        stored = [h for h in hands if h["hand"] == number][0]
+        assert stored["first_event"] <= first_event
+        assert bytes(stored["entries"]).endswith(bytes(entries))
+
+
 # --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
 def test_atheris_harnesses_short_run(tmp_path):
     """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
