@@ -419,7 +419,7 @@ class Device:
                 found = [c for c in settle if hand.z.where[c & 63] == 0]
                 if found:
                     hand._proc("card-settled")
-                self.mech.deliver(found, hand.z.stub)
+                self._deliver(found)
             self.collect()
             self.rec.commit(hand)
 
@@ -470,9 +470,20 @@ class Device:
         if card != 255:
             if card >= C.JOKER or self.hand is None or self.hand.z.where[card] != 0:
                 raise CommandError(wire.BAD_ARGUMENT, "that card is not one the shoe holds")
-            self.mech.deliver([card], self.hand.z.stub)
+            self._deliver([card])
         self.recovery = None
         return ()
+
+    def _deliver(self, cards):
+        """Cards found at the output after a power cut: the next feeds read them first, and
+        the engine takes them as the stub's top cards, in that order. (Compared with the top
+        of the stub reshuffled at boot, they would show as out of sequence or not: where a
+        card lay in the undealt stub, which no message may tell.)"""
+        stub = self.hand.z.stub
+        self.mech.deliver(cards, stub)
+        for c in reversed([c & 63 for c in self.mech.delivered]):
+            stub.remove(c)
+            stub.append(c)
 
 def _history_doc(h):
     head = h["head"]
