@@ -5,6 +5,8 @@ Input: records `op u8 | len u8 | body` (a CMD body, decoded by the device itself
   bits 0-1  the SEQ: 0 the next, 1 the same again (a retry), 2 SEQ 0 (a new session),
             3 a jump of op >> 3
   bit 2     before the command, the twin's undealt stub is put in another random order
+  bit 3     if the command's journal writes are cut by a simulated power cut, the sensors
+            cannot tell where the card in flight went (the operator must send recover)
   0xFF      a power cut between commands (body[0] bit 0: the sensors cannot tell what is
             at the output), then both devices boot from their journals
 Two devices run the same input: A, and its twin B whose undealt stub is reordered after every
@@ -185,7 +187,7 @@ def check_status_doc(dev):
     return None
 
 
-def one(t, seq, body, data):
+def one(t, seq, body, data, blind=False):
     """Run one command on both devices and check every invariant."""
     a, b = t.a, t.b
     (_, lab_a, _), (_, lab_b, _) = t.labels()
@@ -214,7 +216,7 @@ def one(t, seq, body, data):
         stats.count("power_cuts")
         if (ra is None) != (rb is None) and t.ni:
             stats.finding("disclosures", data, "only one twin lost power on %s" % body.hex())
-        t.reboot(False)
+        t.reboot(blind)
         return "cut"
     cid = body[0] if body else -1
     for dev, r, bd in ((a, ra, body), (b, rb, body_b)):
@@ -301,7 +303,7 @@ def play(data):
         if op & 4 and permute(t.b, rnd):
             stats.count("reordered")
         hand_no = t.a.hand_no
-        r = one(t, seq, body, data)
+        r = one(t, seq, body, data, bool(op & 8))
         if r == "dead":
             break
         if r == "cut":

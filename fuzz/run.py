@@ -66,6 +66,15 @@ def seeds():
         out["link"].append(b"\x07" + b"".join(W.encode(W.CMD, i + 1, b) for i, b in
                                               enumerate(bodies[:3] + [cut] + bodies[3:])))
     out["device"].append(records(plays[0][1][:5]) + b"\xff\x01\x00" + records(plays[0][1][5:]))
+    # a power cut while a card is in flight, sensors blind (op bit 3): the operator's recover
+    setup = [b for b in plays[0][1] if b[0] in (W.COMMAND_IDS["config"],
+                                                W.COMMAND_IDS["hand"])][:2]
+    for at, card in ((2, 255), (3, 255), (2, 0), (4, 51)):
+        cut = W.encode_command("sim_fault", ["power_cut", at, 0, 0])
+        out["device"].append(records(setup + [cut]) + records([W.encode_command("deal", [0])], 8)
+                             + records([W.encode_command("status", [0]),
+                                        W.encode_command("recover", [card]),
+                                        W.encode_command("deal", [0])]))
     out["device"].append(records(extra))
     out["link"].append(b"\x03" + b"".join(W.encode(W.CMD, i + 1, b) for i, b in
                                           enumerate(extra[:-4])))

@@ -12,7 +12,9 @@ damaged area, and the flash file read back verifies); if no command of the batch
 the table and the event counter are as before and no new event came; no reply was FAULT
 "internal fault" and the shoe's log shows no traceback; no event or status chunk named a card
 that had not left the stub (the cards named must have been seen leaving it, or be out of the
-stub in the table before or after the batch). One process holds the serial port: the checks
+stub in the table before or after the batch); once wire.COMMAND_ROLE exists, no command above
+the public role is answered OK (this host never opens a session). One process holds the serial
+port: the checks
 go through the same client, on SEQ 0 first (a new session: the fuzzed SEQs left in the reply
 cache do not answer them).
 
@@ -305,6 +307,10 @@ class Run:
                 bodies = sent.get(seq)
                 if body[:1] == b"\x00":
                     self.extra["accepted"] += 1
+                    if fuzzlib.roles_live() and bodies and any(
+                            b[:1] and W.COMMAND_ROLE.get(b[0], 0) > 0 for b in bodies):
+                        # this host never opens an authenticated session
+                        self.find("unauthenticated", "%r answered OK without a session" % bodies)
                     if bodies is None or not all(neutral(b) for b in bodies):
                         if not accepted and probe:
                             why = "by:" + (W.COMMAND_NAMES.get(bodies[0][0], "?") if bodies and
