@@ -197,14 +197,15 @@ class Run:
         for _ in range(4):
             try:
                 return self._check_point()
-            except (ShoeError, Mismatch) as e:
-                # a late reply of a fuzzed frame with SEQ 0 took the place of the check's own
-                # (the check opens its session with SEQ 0 too): read on, and check again
-                self.extra["check_retries"] += 1
-                self.client.pump(0.1)
-                self.client.replies.clear()
-                if self.extra["check_retries"] > 50 + self.c["batches"] // 10:
-                    raise RuntimeError("the checks keep failing: %s" % e)
+            except ShoeError as e:
+                if e.code == W.FAULT:  # the shoe failed the check's own command
+                    self.find("crashes", "check: %s; log: %s" % (e, self.shoe.log_tail(5)))
+                    self.shoe.restart(ready_line="ready", timeout=20)
+                    self.connect()
+                    continue
+                self.mismatch(e)
+            except Mismatch as e:
+                self.mismatch(e)
             except LinkDown as e:
                 if not self.power_cut():
                     self.find("crashes", "the shoe stopped answering (%s); alive: %s; log: %s"
@@ -212,6 +213,15 @@ class Run:
                     self.shoe.restart(ready_line="ready", timeout=20)
                     self.connect()
         raise RuntimeError("the shoe cannot be checked: %s" % self.shoe.log_tail(15))
+
+    def mismatch(self, e):
+        """A late reply of a fuzzed frame with SEQ 0 took the place of the check's own (the
+        check opens its session with SEQ 0 too): read on, and check again."""
+        self.extra["check_retries"] += 1
+        self.client.pump(0.1)
+        self.client.replies.clear()
+        if self.extra["check_retries"] > 50 + self.c["batches"] // 10:
+            raise RuntimeError("the checks keep failing: %s" % e)
 
     def power_cut(self):
         """Did the shoe die of a simulated power cut? Then it is powered on again."""
@@ -280,7 +290,7 @@ class Run:
         self.drain()
         self.c["frames"] += n
         self.c["batches"] += 1
-        cuts = self.extra["power_cuts"]
+        boots = self.shoe.boots
         if not self.shoe.alive() and not self.power_cut():
             self.find("crashes", "the shoe died: %s" % self.shoe.log_tail(15))
             self.shoe.start(ready_line="ready", timeout=20)
@@ -289,7 +299,7 @@ class Run:
         # the check's commands follow the batch on the line: every reply and event of the
         # batch has come when their replies have (frames of both are in self.got)
         self.table = self.check_point()
-        if self.extra["power_cuts"] != cuts:
+        if self.shoe.boots != boots:
             return  # the shoe rebooted (its stub reshuffled): nothing to compare
         sent = {}
         for seq, body in cmds:
