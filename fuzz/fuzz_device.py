@@ -67,13 +67,17 @@ def permute(dev, rnd):
     if h is None or len(h.z.stub) < 2:
         return False
     m = dev.mech
-    taken = [c & 63 for c in m.delivered]
+    taken = [c & 63 for c in m.delivered]  # cards already out (a power cut): the stub's top
     if [c for c in h.z.stub if c not in taken] != list(m.stack):
         return False  # the magazine does not hold the stub as it is (a disordered stub)
-    before = list(h.z.stub)
-    while h.z.stub == before:
-        rnd.shuffle(h.z.stub)
-    m.stack[:] = [c for c in h.z.stub if c not in taken]
+    rest = list(m.stack)
+    if len(rest) < 2:
+        return False
+    before = list(rest)
+    while rest == before:
+        rnd.shuffle(rest)
+    h.z.stub[:] = rest + [c for c in h.z.stub if c in taken]
+    m.stack[:] = rest
     return True
 
 
