@@ -193,8 +193,6 @@ class Device:
             button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
         else:
             button = seats[-1]
-        self.mech.delivered = []  # every card is gathered for the shuffle: none waits outside
-        self.recovery = None
         try:
             rng = self.hal.rng(self.sim_seed)
         except Exception as e:  # a failing entropy source stops dealing, never degrades
@@ -202,6 +200,10 @@ class Device:
                 e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
+        # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
+        # shuffle: none waits outside, nothing to recover
+        self.mech.delivered = []
+        self.recovery = None
         self.sim_order = None
         self.sim_seed = None
         self.config[2] = hand.button

@@ -173,6 +173,27 @@ def test_a_card_recovered_after_a_power_cut_never_shows_its_place_in_the_stub(pi
     assert card in moved  # the recovered card was dealt, as the next card out
 
 
+def test_a_refused_hand_leaves_a_card_caught_in_flight_waiting():
+    """Found by the third 1,000,000-input run (fuzz_link): after a power cut caught a card in
+    flight, a hand command refused for its stacked deck ("deck must hold each of the game's 52
+    cards once") had already dropped the card the reader was to read first and the recovery
+    state: a rejected command changed the shoe."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
+    with pytest.raises(PowerCut):
+        command(dev, 4, "deal", 0)
+    after = fuzzlib.new_device(dev.journal.dev, dev.mech.tray)  # the sensors see the card
+    assert after.mech.delivered
+    assert command(after, 5, "end")[0] == W.OK
+    assert command(after, 6, "sim_deck", bytes(range(51)), 0, 0)[0] == W.OK  # 51 cards
+    before = fuzzlib.observe(after)
+    code, message = command(after, 7, "hand", 0)
+    assert (code, message) == (W.BAD_ARGUMENT, "deck must hold each of the game's 52 cards once")
+    assert fuzzlib.observe(after) == before
+
+
 # --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
 def test_atheris_harnesses_short_run(tmp_path):
     """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
