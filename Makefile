@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench fuzz clean
 
 setup: $(STAMP)
 
@@ -20,6 +20,12 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# The dedicated fuzzing runs (docs/testing.md "Fuzzing"): 1,000,000 inputs over the atheris
+# harnesses on every core, then 100,000 frames against a virtual shoe. Reports in fuzz/out/.
+fuzz: setup
+	$(BIN)/python fuzz/run.py --inputs 1000000
+	$(BIN)/python fuzz/shoe_frames.py --frames 100000
 
 bench: setup
 	$(BIN)/python benchmarks/engine.py

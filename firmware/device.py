@@ -383,8 +383,6 @@ class Device:
             button = seats[-1]
         if self.entropy is not None:
             raise _entropy_error(self.entropy)
-        self.mech.delivered = []  # every card is gathered for the shuffle: none waits outside
-        self.recovery = None
         try:
             rng = self.hal.rng(self.sim_seed)
         except Exception as e:
@@ -393,6 +391,10 @@ class Device:
             raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
+        # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
+        # shuffle: none waits outside, nothing to recover
+        self.mech.delivered = []
+        self.recovery = None
         self.sim_order = None
         self.sim_seed = None
         self.config[2] = hand.button
@@ -425,6 +427,9 @@ class Device:
         for seat, codes in wire.unpack_discards(data):
             if seat in discards:
                 raise CommandError(wire.BAD_ARGUMENT, "seat %d listed twice" % seat)
+            for c in codes:
+                if c >= C.NCODES:  # (a byte from the wire: the engine indexes by card code)
+                    raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % c)
             discards[seat] = codes
         self._hand().draw(discards)
         return ()
@@ -652,17 +657,18 @@ class Device:
                 found = [c for c in settle if hand.z.where[c & 63] == 0]
                 if found:
                     hand._proc("card-settled")
-                self.mech.deliver(found, hand.z.stub)
+                self._deliver(found)
             self.collect()
             self.rec.commit(hand)
 
     def _reload(self, number):
         """Hold again the events from `number` on that the journal still has: whole hands,
-        read one at a time, going back from the oldest held."""
+        read one at a time, going back from the oldest held; at most HELD_HANDS hands in all
+        (the heap holds no more: resume answers where it starts)."""
         oldest = self.oldest()
         n = self.held[0][1] - 1 if self.held else self.hand_no
         older = []
-        while n > 0 and oldest > number:
+        while n > 0 and oldest > number and len(older) + len(self.held) < HELD_HANDS:
             h, _ = self.journal.scan(n)
             if h is None or h["damaged"]:
                 break
@@ -702,7 +708,7 @@ class Device:
         if card != 255:
             if card >= C.JOKER or self.hand is None or self.hand.z.where[card] != 0:
                 raise CommandError(wire.BAD_ARGUMENT, "that card is not one the shoe holds")
-            self.mech.deliver([card], self.hand.z.stub)
+            self._deliver([card])
         self.recovery = None
         return ()
 
@@ -725,6 +731,16 @@ def _mask_events(entries):
             out[i + 1] = wire.HIDDEN
     return out
 
+    def _deliver(self, cards):
+        """Cards found at the output after a power cut: the next feeds read them first, and
+        the engine takes them as the stub's top cards, in that order. (Compared with the top
+        of the stub reshuffled at boot, they would show as out of sequence or not: where a
+        card lay in the undealt stub, which no message may tell.)"""
+        stub = self.hand.z.stub
+        self.mech.deliver(cards, stub)
+        for c in reversed([c & 63 for c in self.mech.delivered]):
+            stub.remove(c)
+            stub.append(c)
 
 def _history_doc(h):
     head = h["head"]

@@ -31,6 +31,8 @@ class Recorder:
         log = hand.z.log
         entries = bytes(log[self.logged * 4:])
         img = snapshot.image(hand)
+        if self.image is None:  # the power went before the hand's first commit: none yet
+            self.image = bytearray(snapshot.IMAGE_SIZE)
         pairs = snapshot.diff(self.image, img)
         if entries or pairs or feeding >= 0 or reply is not None:
             self.j.commit(entries, pairs, feeding, reply)

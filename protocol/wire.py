@@ -776,8 +776,8 @@ def decode_events(body):
     if n < EVENT_HEADER + EVENT_ENTRY or (n - EVENT_HEADER) % EVENT_ENTRY:
         raise WireError("event body of %d bytes is not 6 + 4k (k >= 1)" % n, BAD_FRAME)
     first = body[0] | (body[1] << 8) | (body[2] << 16) | (body[3] << 24)
-    if first == 0:
-        raise WireError("event number 0 is not used", BAD_FRAME)
+    if first == 0 or first + (n - EVENT_HEADER) // EVENT_ENTRY - 1 > 0xFFFFFFFF:
+        raise WireError("event numbers %d.. are not 1..4294967295" % first, BAD_FRAME)
     hand = body[4] | (body[5] << 8)
     entries = []
     for i in range(EVENT_HEADER, n, EVENT_ENTRY):

@@ -11,7 +11,7 @@ import struct
 from . import view
 from .errors import UserError
 from .progress import track
-from .mirror import Mirror
+from .mirror import Mirror, StreamError
 
 
 def add_command(sub):
@@ -43,14 +43,26 @@ def stored(client):
     return [doc[i] | doc[i + 1] << 8 for i in range(2, len(doc), 2)], doc[0] | doc[1] << 8
 
 
+class BadDocument(UserError):
+    """A hand history from the shoe that does not follow the format (a damaged or forged
+    document): one clear error, not a traceback."""
+
+    def __init__(self, doc, why):
+        UserError.__init__(self, "the shoe sent a malformed hand history (%d bytes): %s" % (
+            len(doc), why))
+
+
 def parse(doc):
-    hand, first, flags = struct.unpack_from("<HIB", doc, 0)
-    prev = doc[7:39]
-    digest = doc[39:71]
-    n = doc[71]
-    head = doc[72:72 + n]
-    entries = doc[72 + n:]
-    game, seats, button, rules, house = json.loads(head[6:].decode())
+    try:
+        hand, first, flags = struct.unpack_from("<HIB", doc, 0)
+        prev = doc[7:39]
+        digest = doc[39:71]
+        n = doc[71]
+        head = doc[72:72 + n]
+        entries = doc[72 + n:]
+        game, seats, button, rules, house = json.loads(head[6:].decode())
+    except (struct.error, IndexError, ValueError, TypeError) as e:
+        raise BadDocument(doc, e)
     return {"hand": hand, "first_event": first, "closed": bool(flags & 1),
             "damaged": bool(flags & 2), "prev": prev, "hash": digest, "head": head,
             "entries": entries, "game": game, "seats": seats, "button": button,
@@ -74,11 +86,14 @@ def verify(h, previous=None):
 
 
 def to_record(h):
-    m = Mirror(h["game"], h["seats"], h["button"], h["rules"])
-    e = h["entries"]
-    for i in range(0, len(e), 4):
-        m.apply(e[i:i + 4])
-    rec = m.record()
+    try:
+        m = Mirror(h["game"], h["seats"], h["button"], h["rules"])
+        e = h["entries"]
+        for i in range(0, len(e) - 3, 4):
+            m.apply(e[i:i + 4])
+        rec = m.record()
+    except (StreamError, KeyError, IndexError, ValueError, TypeError) as e:
+        raise BadDocument(h["head"], "%s: %s" % (type(e).__name__, e))
     rec["hand"] = h["hand"]
     return rec
 

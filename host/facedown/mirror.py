@@ -27,6 +27,9 @@ class Mirror:
         """Apply one 4-byte event entry (op, a, b, c)."""
         fw = self._fw
         op, a, b, c = entry[0], entry[1], entry[2], entry[3]
+        why = self._unfit(op, a, b, c)
+        if why:
+            raise StreamError("the event stream does not fit the hand: %s" % why)
         try:
             fw.logplay.apply(self.z, op, a, b, c)
         except ValueError as e:
@@ -36,7 +39,39 @@ class Mirror:
         elif op == fw.zones.OP_STATUS:
             self.status = a
             if a >= 2:  # misdeal or void: the reason is the procedure that ended it
-                self.reason = fw.procedures.text(self.last_procedure)
+                self.reason = None if self.last_procedure is None else \
+                    fw.procedures.text(self.last_procedure)
+
+    def _zone(self, z):
+        return z < len(self._fw.zones.ZONE_NAMES) or z - self._fw.zones.SEAT0 in self.z.seats
+
+    def _unfit(self, op, a, b, c):
+        """Why an entry is not one the shoe could send (the record could not show it), or
+        None. A frame with a good CRC may still carry anything."""
+        fw = self._fw
+        zn = fw.zones
+        if op == zn.OP_MOVE:
+            if not (self._zone(b) and self._zone(c & 0x7F)) or \
+                    b == c & 0x7F and b < zn.SEAT0:  # (only a seat's card turns up in place)
+                return "a move between zones %d and %d" % (b, c & 0x7F)
+        elif op == zn.OP_REMOVE:
+            if a & fw.cards.CODE >= fw.cards.NCODES:
+                return "the removal of object %d" % a
+        elif op == zn.OP_PICK:
+            if not self._zone(a):
+                return "a pick from zone %d" % a
+        elif op == zn.OP_PROC:
+            if a >= len(fw.procedures.PROCEDURES):
+                return "procedure %d" % a
+        elif op == zn.OP_ACTION:
+            if b >= len(fw.record.ACTIONS):
+                return "action %d" % b
+        elif op == zn.OP_STATUS:
+            if a >= len(fw.record.STATUS_NAMES):
+                return "status %d" % a
+        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
+            return "unknown event op %d" % op
+        return None
 
     @classmethod
     def from_record(cls, rec):

@@ -1,0 +1,224 @@
+"""Fuzzing (fuzz/, docs/testing.md "Fuzzing"): the regressions the fuzzers found, and short runs
+of the atheris harnesses (codec, command handlers, link) and of random and mutated frames
+against the real firmware on a virtual shoe. Every invariant counter must be 0."""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FUZZ = os.path.join(ROOT, "fuzz")
+if FUZZ not in sys.path:
+    sys.path.insert(0, FUZZ)
+
+import fuzzlib  # noqa: E402
+import wire as W  # noqa: E402
+from hal.flashdev import PowerCut  # noqa: E402
+
+
+def command(dev, seq, name, *args):
+    reply = dev.run(seq, W.encode_command(name, list(args)))
+    return W.decode_reply(reply, W.COMMAND_REPLY[W.command_id(name)])
+
+
+# --- regressions --------------------------------------------------------------------------------
+def test_power_cut_between_a_hands_record_and_its_first_commit():
+    """Found by fuzz_device: the power went after the HAND record of a new hand and before its
+    first COMMIT; every boot after it raised TypeError in Device() (no counter image yet), so
+    the shoe never came back."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "sim_fault", "power_cut", 2, 0, 0)[0] == W.OK
+    with pytest.raises(PowerCut):
+        command(dev, 3, "hand", 0)
+    assert dev.journal.hand is not None and dev.journal.hand.image is None
+    after = fuzzlib.new_device(dev.journal.dev)  # power back on
+    assert after.hand is not None and after.hand_no == 1
+    assert command(after, 4, "deal", 0)[0] == W.OK
+    assert command(after, 5, "street")[0] == W.OK
+    assert fuzzlib.new_device(after.journal.dev).journal.verify() == []
+
+
+@pytest.mark.parametrize("doc", [b"", b"\x01\x00", bytes(71), bytes(72) + b"x",
+                                 bytes(71) + b"\x08" + bytes(6) + b"[1, 2]",
+                                 bytes(71) + b"\x0a" + bytes(6) + b'"holdem"',
+                                 bytes(71) + b"\x08" + bytes(6) + b"\xff\xfe"])
+def test_a_malformed_history_document_is_one_clear_error(doc):
+    """Found by fuzz_codec: facedown.history.parse raised struct.error, IndexError, TypeError
+    or UnicodeDecodeError (a traceback from `facedown history`) on a document a shoe sent."""
+    from facedown import history
+    from facedown.errors import UserError
+
+    with pytest.raises(UserError, match="malformed hand history"):
+        history.to_record(history.parse(doc))
+
+
+def test_a_history_document_naming_an_unknown_game_is_one_clear_error():
+    from facedown import history
+    from facedown.errors import UserError
+
+    head = bytes(6) + b'["canasta", [1, 2], 2, "tda2024", {}]'
+    doc = bytes(71) + bytes([len(head)]) + head
+    with pytest.raises(UserError, match="malformed hand history"):
+        history.to_record(history.parse(doc))
+
+
+@pytest.mark.parametrize("code", [53, 63, 64 + 53, 255])
+def test_a_discard_that_is_no_card_code_is_a_bad_argument(code):
+    """Found by fuzz_device: draw with a discard code 53..63 (modulo 64) was answered FAULT
+    "internal fault: IndexError" (the card's name was looked up for the error message)."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "draw5", 0b110, 2, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "deal", 0)[0] == W.OK
+    before = fuzzlib.observe(dev)
+    code_, message = command(dev, 4, "draw", W.pack_discards([(1, [code])]))
+    assert (code_, message) == (W.BAD_ARGUMENT, "unknown card code %d" % code)
+    assert fuzzlib.observe(dev) == before
+
+
+@pytest.mark.parametrize("entry", [b"\x08\x07\x00\x00", b"\x05\x01\x09\x00", b"\x07\x09\x03\x00",
+                                   b"\x04\xf0\x00\x00", b"\x06\x3c\x00\x00", b"\x09\x00\x00\x00",
+                                   b"\x01\x00\xff\x03", b"\x01\x05\x00\x07",
+                                   b"\x01\x10\x00\x80"])
+def test_an_event_the_shoe_cannot_send_is_a_stream_error(entry):
+    """Found by fuzz_codec: the host's mirror of the event stream (watch, replay, history) took
+    entries no shoe sends (status 7, action 9, a pick from zone 9, procedure 240, object 60, op 9,
+    moves from or to no zone, a stub card turned up in the stub), then raised IndexError or
+    KeyError."""
+    from facedown.mirror import Mirror, StreamError
+
+    m = Mirror("shortdeck", [1, 2, 3], 3, "tda2024")
+    with pytest.raises(StreamError):
+        m.apply(entry)
+    m.record()
+
+
+def test_a_hand_ending_with_no_procedure_seen_has_no_reason():
+    """Found by fuzz_codec: a misdeal status event with no procedure before it (a stream taken
+    up mid-hand, or a forged one) made the mirror look up procedure None (TypeError)."""
+    from facedown.mirror import Mirror
+
+    m = Mirror("holdem", [1, 2, 3], 3, "tda2024")
+    m.apply(b"\x08\x02\x00\x00")
+    assert m.record()["status"] == "misdeal" and m.reason is None
+
+
+def test_decode_events_refuses_numbers_past_u32_as_encode_does():
+    """Found by fuzz_codec: an EVENT body whose entries ran past event number 4294967295
+    decoded (the host would have numbered events 2**32 and up), though encode_events refuses
+    it and numbers never wrap (SPEC 6.2)."""
+    body = (0xFFFFFFFF).to_bytes(4, "little") + b"\x01\x00" + bytes(8)
+    with pytest.raises(W.WireError) as e:
+        W.decode_events(body)
+    assert e.value.code == W.BAD_FRAME
+    assert W.decode_events(body[:10])[0] == 0xFFFFFFFF  # the last number alone is fine
+
+
+
+def test_resume_from_the_first_event_holds_a_bounded_number_of_hands():
+    """Found by shoe_frames on the real firmware: resume(1) (SPEC 6.2: "every held event")
+    after 150 hands reloaded every hand the journal keeps into RAM, and the unix port's 256 KB
+    heap ran out (FAULT internal fault: MemoryError); a Pico's is smaller. The device now
+    reloads at most HELD_HANDS hands and says where it starts (first), as for events it no
+    longer holds."""
+    from device import HELD_HANDS
+
+    dev = fuzzlib.new_device()
+    seq = 1
+    assert command(dev, seq, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    for _ in range(3 * HELD_HANDS):
+        for name, args in (("hand", [0]), ("deal", [0]), ("end", [])):
+            seq += 1
+            assert command(dev, seq, name, *args)[0] == W.OK
+        seq += 1
+        command(dev, seq, "resume", dev.event_next)  # the host has every event so far
+    assert len(dev.held) <= 1
+    seq += 1
+    code, (first, nxt) = command(dev, seq, "resume", 1)
+    assert code == W.OK and nxt == dev.event_next
+    assert len(dev.held) == HELD_HANDS and first == dev.held[0][0] > 1
+    hands = [h for h in dev.journal.hands()[0]]
+    for first_event, number, entries in dev.held:  # the events as the journal keeps them
+        stored = [h for h in hands if h["hand"] == number][0]
+        assert stored["first_event"] <= first_event
+        assert bytes(stored["entries"]).endswith(bytes(entries))
+
+
+@pytest.mark.parametrize("pick", ["top", "other"])
+def test_a_card_recovered_after_a_power_cut_never_shows_its_place_in_the_stub(pick):
+    """Found by fuzz_device's twins: after a power cut caught a card in flight (sensors blind),
+    the card the operator named with recover was compared with the top of the stub reshuffled at
+    boot: "out-of-sequence" was logged or not by where that card lay in the undealt stub. The
+    delivered card now comes as the stub's top card, whatever the order."""
+    from shoe import procedures as P
+
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
+    with pytest.raises(PowerCut):
+        command(dev, 4, "deal", 0)
+    dev = fuzzlib.new_device(dev.journal.dev, blind=True)
+    assert dev.recovery is not None
+    stub = dev.hand.z.stub
+    card = stub[-1] if pick == "top" else stub[0]
+    assert command(dev, 5, "recover", card)[0] == W.OK
+    assert command(dev, 6, "deal", 0)[0] == W.OK
+    log = dev.hand.z.log
+    procs = [P.pid(log[i + 1]) for i in range(0, len(log), 4) if log[i] == 4]
+    assert "out-of-sequence" not in procs
+    moved = [log[i + 1] for i in range(0, len(log), 4) if log[i] == 1 and log[i + 2] == 0]
+    assert card in moved  # the recovered card was dealt, as the next card out
+
+
+def test_a_refused_hand_leaves_a_card_caught_in_flight_waiting():
+    """Found by the third 1,000,000-input run (fuzz_link): after a power cut caught a card in
+    flight, a hand command refused for its stacked deck ("deck must hold each of the game's 52
+    cards once") had already dropped the card the reader was to read first and the recovery
+    state: a rejected command changed the shoe."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
+    with pytest.raises(PowerCut):
+        command(dev, 4, "deal", 0)
+    after = fuzzlib.new_device(dev.journal.dev, dev.mech.tray)  # the sensors see the card
+    assert after.mech.delivered
+    assert command(after, 5, "end")[0] == W.OK
+    assert command(after, 6, "sim_deck", bytes(range(51)), 0, 0)[0] == W.OK  # 51 cards
+    before = fuzzlib.observe(after)
+    code, message = command(after, 7, "hand", 0)
+    assert (code, message) == (W.BAD_ARGUMENT, "deck must hold each of the game's 52 cards once")
+    assert fuzzlib.observe(after) == before
+
+
+# --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
+def test_atheris_harnesses_short_run(tmp_path):
+    """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
+    valid frames): every invariant counter 0, every harness process ends normally."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([sys.executable, os.path.join(FUZZ, "run.py"), "--inputs", "12000",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    with open(tmp_path / "report.json") as f:
+        rep = json.load(f)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert rep["inputs"] >= 12000 and rep["abnormal_exits"] == 0
+    assert {k: v for k, v in rep["invariants"].items() if v} == {}, proc.stdout
+    assert set(rep["targets"]) == {"codec", "device", "link"}
+    device = rep["targets"]["device"]["extra"]
+    for deep in ("ok:hand", "ok:deal", "ok:street", "ok:draw", "ok:report", "power_cuts"):
+        assert device.get(deep), (deep, device)  # the state machine got past its first steps
+
+
+def test_frames_against_the_virtual_shoe_short_run():
+    """1,500 random and mutated frames through the real firmware (MicroPython unix port)."""
+    import shoe_frames
+
+    rep = shoe_frames.run(1500, 60, seed=7)
+    assert {k: v for k, v in rep["invariants"].items() if v} == {}, rep["findings"]
+    assert rep["frames"] == 1500 and rep["extra"]["checked_batches"] >= 1
+    assert rep["extra"]["rejected"] > 100 and rep["extra"]["accepted"] > 100
