@@ -49,27 +49,19 @@ class Audit:
         """The last good record of the log: its number and hash. A torn tail is cut off."""
         good = 0
         for name in (OLD, LOG):
-            try:
-                f = open(self.store.path(name))
-            except OSError:
-                continue
             pos = 0
-            with f:
-                while True:
-                    line = f.readline()
-                    if not line:
-                        break
-                    got = check_line(line.rstrip("\n"), None) if line.endswith("\n") else None
-                    if got is None:
-                        if name == LOG:
-                            self.torn += 1
-                            break
-                        continue
-                    self.n = got[0]["n"]
-                    self.prev = got[1]
-                    pos += len(line)
+            for line in self.store.lines(name):
+                got = check_line(line.rstrip("\n"), None) if line.endswith("\n") else None
+                if got is None:
                     if name == LOG:
-                        good = pos
+                        self.torn += 1
+                        break
+                    continue
+                self.n = got[0]["n"]
+                self.prev = got[1]
+                pos += len(line)
+                if name == LOG:
+                    good = pos
         if self.torn:  # keep the whole records before the tear
             data = self.store.read(LOG, "rb") or b""
             self.store.write(LOG, data[:good])
@@ -97,25 +89,17 @@ class Audit:
         EXPORT_BYTES (the host asks again from the next number)."""
         out = bytearray()
         for name in (OLD, LOG):
-            try:
-                f = open(self.store.path(name))
-            except OSError:
-                continue
-            with f:
-                while True:
-                    line = f.readline()
-                    if not line:
-                        break
-                    i = line.find('"n": ')
-                    if i < 0:
-                        continue
-                    try:
-                        n = int(line[i + 5:line.find(",", i)])
-                    except ValueError:
-                        continue
-                    if n < first:
-                        continue
-                    if len(out) + len(line) > EXPORT_BYTES:
-                        return bytes(out)
-                    out += line.encode()
+            for line in self.store.lines(name):
+                i = line.find('"n": ')
+                if i < 0:
+                    continue
+                try:
+                    n = int(line[i + 5:line.find(",", i)])
+                except ValueError:
+                    continue
+                if n < first:
+                    continue
+                if len(out) + len(line) > EXPORT_BYTES:
+                    return bytes(out)
+                out += line.encode()
         return bytes(out)

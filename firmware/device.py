@@ -712,6 +712,18 @@ class Device:
         self.recovery = None
         return ()
 
+    def _deliver(self, cards):
+        """Cards found at the output after a power cut: the next feeds read them first, and
+        the engine takes them as the stub's top cards, in that order. (Compared with the top
+        of the stub reshuffled at boot, they would show as out of sequence or not: where a
+        card lay in the undealt stub, which no message may tell.)"""
+        stub = self.hand.z.stub
+        self.mech.deliver(cards, stub)
+        for c in reversed([c & 63 for c in self.mech.delivered]):
+            stub.remove(c)
+            stub.append(c)
+
+
 def _mask_record(rec):
     """What anyone at the table sees: face-up and board cards; the others as "??"."""
     for held in rec["seats"].values():
@@ -730,17 +742,6 @@ def _mask_events(entries):
         if out[i] == _OP_MOVE and not out[i + 3] & 0x80 and out[i + 3] != _BOARD:
             out[i + 1] = wire.HIDDEN
     return out
-
-    def _deliver(self, cards):
-        """Cards found at the output after a power cut: the next feeds read them first, and
-        the engine takes them as the stub's top cards, in that order. (Compared with the top
-        of the stub reshuffled at boot, they would show as out of sequence or not: where a
-        card lay in the undealt stub, which no message may tell.)"""
-        stub = self.hand.z.stub
-        self.mech.deliver(cards, stub)
-        for c in reversed([c & 63 for c in self.mech.delivered]):
-            stub.remove(c)
-            stub.append(c)
 
 def _history_doc(h):
     head = h["head"]

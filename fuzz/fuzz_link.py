@@ -101,6 +101,7 @@ class Shoe:
         return out
 
     def wrap(self, dev):
+        dev.run = dev.host.plain  # the link passes each frame's type itself (CMD or ACMD)
         collect, run = dev.collect, dev.run
 
         def numbered():
@@ -111,25 +112,32 @@ class Shoe:
                 i = (dev.logged - (dev.event_next - n)) * 4
                 self.events[n] = (dev.hand_no, bytes(log[i:i + 4]))
 
-        def checked(seq, body):
+        def checked(seq, body, ftype=W.CMD):
             before = fuzzlib.observe(dev)
             mark = len(dev.appended)
-            reply = run(seq, body)
+            role = dev.sessions.role if ftype == W.ACMD else W.ROLE_PUBLIC
+            # the same SEQ again is a retry: the reply cached for it, whatever the body (6.1)
+            cached = seq != 0 and any(p[0] == seq and p[2] == (ftype == W.ACMD)
+                                      for p in dev.replies)
+            reply = run(seq, body, ftype)
             if fuzzlib.internal_fault(reply):
                 raise fuzzlib.Finding("crashes", "internal fault on %s: %r %r" % (
                     body.hex(), reply, dev.hal.logs[-3:]))
-            if reply[0] != W.OK:
+            if reply[0] == W.MECHANISM:
+                stats.count("stopped")  # the step went as far as the mechanism did
+            elif reply[0] != W.OK:
                 stats.count("rejected")
                 after = fuzzlib.observe(dev)
                 if after != before or not fuzzlib.reply_only(dev.appended[mark:]):
                     raise fuzzlib.Finding("rejected_changes", "%s answered %r changed the state: %s %r" % (
                         body.hex(), reply, fuzzlib.changed(before, after),
                         dev.appended[mark:]))
+            elif cached:
+                stats.count("retried")
             else:
-                cid = body[0]
+                cid = body[W.ACMD_HEADER] if ftype == W.ACMD else body[0]
                 stats.count("ok:" + W.COMMAND_NAMES.get(cid, "?"))
-                if fuzzlib.roles_live() and W.COMMAND_ROLE.get(cid, 0) > getattr(dev, "role",
-                                                                                 0):
+                if fuzzlib.roles_live() and W.COMMAND_ROLE.get(cid, 0) > role:
                     raise fuzzlib.Finding("unauthenticated", "%s answered OK without the role" %
                               W.COMMAND_NAMES[cid])
             return reply

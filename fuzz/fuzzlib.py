@@ -148,18 +148,31 @@ def sim_classes():
 
     class FuzzHal:
         """firmware/hal/sim.py's SimHal without the unix port: RAM flash, a seeded random
-        source per hand, a log kept in memory."""
+        source per hand, a log kept in memory; a provisioned shoe whose small files (key,
+        signed manifest, audit log) live in memory, and whose nonces are seeded (twins open
+        the same session)."""
 
         simulated = True
         caps = 3  # CAP_SIM | CAP_JOURNAL
         device_id = "fuzz-0001"
 
         def __init__(self, flash, mech=None):
+            import random
+
             self.flash = flash
             self.mech = mech or FuzzMech()
             self.deck = None
             self.hands = 0
             self.logs = []
+            self.store = MemStore(provisioned())
+            self.clock = Clock()
+            self._nonces = random.Random(7)
+
+        def entropy(self, n):
+            return bytes(self._nonces.getrandbits(8) for _ in range(n))
+
+        def maintenance_switch(self):
+            return False
 
         def rng(self, seed):
             from shoe.rng import SeededRandom
@@ -172,6 +185,109 @@ def sim_classes():
                 self.logs.append(msg)
 
     return FuzzMech, FuzzHal
+
+
+class Clock:
+    """A clock that stands still: sessions do not expire inside an input."""
+
+    @staticmethod
+    def ticks_ms():
+        return 1000
+
+    @staticmethod
+    def ticks_diff(a, b):
+        return a - b
+
+
+class MemStore:
+    """firmware/hal/store.py's DirStore in memory."""
+
+    def __init__(self, files=None):
+        self.data = dict(files or {})
+
+    def path(self, name):
+        return name
+
+    def read(self, name, mode="r"):
+        d = self.data.get(name)
+        if d is None:
+            return None
+        return d if mode == "rb" else d.decode()
+
+    def lines(self, name):
+        d = self.data.get(name)
+        return iter(d.decode().splitlines(True)) if d is not None else iter(())
+
+    def write(self, name, text):
+        self.data[name] = bytes(text) if isinstance(text, (bytes, bytearray)) else text.encode()
+
+    def append(self, name, data):
+        self.data[name] = self.data.get(name, b"") + bytes(data)
+
+    def size(self, name):
+        return len(self.data[name]) if name in self.data else -1
+
+    def rename(self, old, new):
+        self.data[new] = self.data.pop(old)
+
+    def files(self, folder=""):
+        return sorted(self.data)
+
+
+KEY = bytes(range(32))  # the fuzzed shoe's key
+_PROVISIONED = []
+
+
+def provisioned():
+    """The files of a provisioned shoe: its key, a manifest of no program file, its MAC."""
+    if not _PROVISIONED:
+        import json
+
+        from facedown.keys import Key
+
+        data = json.dumps({"files": {}}).encode()
+        _PROVISIONED.append({"device.key": KEY.hex().encode(), "manifest.json": data,
+                             "manifest.mac": Key("fuzz-0001", "device", KEY).manifest_mac(
+                                 data).encode()})
+    return _PROVISIONED[0]
+
+
+class Session:
+    """The maintenance session a host opens on a new device (seeded nonces: twins get the same
+    one), and its ACMD frames: run(seq, body) sends body authenticated, as the host's client
+    does; a retry of (seq, body) is the same frame."""
+
+    def __init__(self, dev):
+        import wire
+        from facedown import keys
+
+        self.dev = dev
+        self.plain = dev.run
+        rk = keys.Key("fuzz-0001", "device", KEY).for_role(wire.ROLE_MAINTENANCE)
+        self.plain(0xFFF0, wire.encode_command("ping", [0]))
+        (dn,) = wire.decode_reply(self.plain(0xFFF1, wire.encode_command("challenge", [2])),
+                                  "y")[1]
+        hn = bytes(16)
+        proof = keys.login_proof(rk, 2, "fuzz-0001", dn, hn, 0)
+        code, got = wire.decode_reply(self.plain(0xFFF2, wire.encode_command(
+            "login", [hn, proof, 0])), "yI")
+        assert code == 0, got
+        self.session = keys.Session("fuzz-0001", "maintenance",
+                                    keys.session_key(rk, dn, hn), got[1])
+        self.frames = {}
+
+    def run(self, seq, body, authed=True):
+        import wire
+
+        if not authed:
+            return self.plain(seq, body)
+        frame = self.frames.get((seq, bytes(body)))
+        if frame is None:
+            frame = self.session.frame_body(seq, body)
+            if len(self.frames) > 64:
+                self.frames.clear()
+            self.frames[(seq, bytes(body))] = frame
+        return self.plain(seq, frame, wire.ACMD)
 
 
 FLASH_BLOCKS = 12  # a small ring: the journal wraps within one input's hands
@@ -204,6 +320,9 @@ def new_device(flash=None, tray=None, blind=False):
     flash.revive()
     dev = Device(FuzzHal(flash, FuzzMech(tray, blind)))
     watch_journal(dev)
+    # a maintenance session: dev.run(seq, body) sends as it, dev.run(seq, body, False) without
+    dev.host = Session(dev)
+    dev.run = dev.host.run
     return dev
 
 
@@ -272,10 +391,10 @@ def changed(before, after):
 def reply_only(records):
     """Are these appended journal records only the reply a rejected command leaves (a COMMIT
     with no entries, no counter change, no feed)?"""
-    from journal import R_COMMIT, F_REPLY
+    from journal import R_COMMIT, F_REPLY, F_ACMD
 
     for t, p in records:
-        if t != R_COMMIT or p[0] != 0 or p[1] != F_REPLY or p[2] != 0:
+        if t != R_COMMIT or p[0] != 0 or p[1] & ~F_ACMD != F_REPLY or p[2] != 0:
             return False
     return True
 

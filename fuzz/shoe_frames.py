@@ -71,6 +71,7 @@ class Frames:
         self.play = []
         self.seq = FUZZ_SEQ
         self.counts = {}
+        self.session = None  # the host's maintenance session: the scenarios' commands use it
 
     def _next_command(self):
         while not self.play:
@@ -112,13 +113,16 @@ class Frames:
         if x < 0.30:
             kind, body = "valid", self._next_command()
             seq = self._seq()
-            return kind, W.encode(W.CMD, seq, body), [(seq, body)]
+            if self.session is not None:  # as a host in its session sends it: an ACMD
+                return kind, W.encode(W.ACMD, seq, self.session.frame_body(seq, body)), [
+                    (seq, body, True)]
+            return kind, W.encode(W.CMD, seq, body), [(seq, body, False)]
         if x < 0.55:
             body = self._mutate(self._next_command() if r.random() < 0.5 else
                                 r.choice(r.choice(self.plays)))
             seq = self._seq() if r.random() < 0.9 else r.choice((0, r.randrange(FUZZ_SEQ,
                                                                                 0x10000)))
-            return "fuzzed_body", W.encode(W.CMD, seq, body), [(seq, body)]
+            return "fuzzed_body", W.encode(W.CMD, seq, body), [(seq, body, False)]
         good = W.encode(W.CMD, self._seq(), self._mutate(self._next_command()))
         if x < 0.65:
             f = bytearray(good)
@@ -166,6 +170,7 @@ class Run:
         self.extra = {"power_cuts": 0, "accepted": 0, "rejected": 0, "replies": 0, "events": 0,
                       "probe_batches": 0, "checked_batches": 0, "check_retries": 0}
         self.findings = []
+        self.seen_seqs = set()  # every seq the probes used so far (a reuse is a retry)
         self.left = {}  # hand number -> cards seen leaving the stub
         self.got = []
         self.client = None
@@ -181,6 +186,11 @@ class Run:
         if self.client is not None:
             self.client.close()
         self.client = Client(self.shoe.port, timeout=20).open()
+        # the host's maintenance session (a power cut ends it: connect() comes again after one)
+        self.client.identify()
+        self.client.call("ping", 0, seq=0)
+        self.client.login(self.shoe.key, "maintenance", keep=False)
+        self.gen.session = self.client.session
         plain = self.client._frame
 
         def frame(ftype, seq, body):
@@ -318,8 +328,15 @@ class Run:
         if self.shoe.boots != boots:
             return  # the shoe rebooted (its stub reshuffled): nothing to compare
         sent = {}
-        for seq, body in cmds:
+        plain_seqs = set()  # seqs used once in this batch, by a plain CMD, and never before
+        seen = self.seen_seqs
+        for seq, body, authed in cmds:
             sent.setdefault(seq, []).append(body)
+            if not authed and seq not in seen and len(sent[seq]) == 1:
+                plain_seqs.add(seq)
+            elif seq in plain_seqs:
+                plain_seqs.discard(seq)
+        seen.update(sent)
         accepted = False
         new_events = 0
         named = []
@@ -333,9 +350,9 @@ class Run:
                 bodies = sent.get(seq)
                 if body[:1] == b"\x00":
                     self.extra["accepted"] += 1
-                    if fuzzlib.roles_live() and bodies and any(
+                    if fuzzlib.roles_live() and bodies and seq in plain_seqs and all(
                             b[:1] and W.COMMAND_ROLE.get(b[0], 0) > 0 for b in bodies):
-                        # this host never opens an authenticated session
+                        # sent without the session (plain CMD frames only with this seq)
                         self.find("unauthenticated", "%r answered OK without a session" % bodies)
                     if bodies is None or not all(neutral(b) for b in bodies):
                         if not accepted and probe:

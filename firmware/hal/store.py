@@ -19,6 +19,19 @@ class DirStore:
         except OSError:
             return None
 
+    def lines(self, name):
+        """The file's lines (with their newlines), one at a time; none if there is no file."""
+        try:
+            f = open(self.path(name))
+        except OSError:
+            return
+        with f:
+            while True:
+                line = f.readline()
+                if not line:
+                    return
+                yield line
+
     def write(self, name, text):
         tmp = self.path(name + ".tmp")
         with open(tmp, "wb" if isinstance(text, (bytes, bytearray)) else "w") as f:
