@@ -69,7 +69,7 @@ class Mirror:
         elif op == zn.OP_STATUS:
             if a >= len(fw.record.STATUS_NAMES):
                 return "status %d" % a
-        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
+        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT and op != zn.OP_FAULT:
             return "unknown event op %d" % op
         return None
 
