@@ -149,6 +149,11 @@ class Link:
         if dev.held and self.sent >= dev.oldest() and \
                 self.clock.ticks_diff(self.clock.ticks_ms(), self.t_sent) > \
                 max(self.rto.rto, ACK_WAIT_MS):
+            # the ACK may be in the line already, unread while a command kept the shoe busy
+            # (a stop waits for the mechanism for a second or more): read it first
+            self.receive()
+            if not (dev.held and self.sent >= dev.oldest()):
+                return True
             self.retransmit()
             self.rto.backoff()
             return True

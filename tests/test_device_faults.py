@@ -260,3 +260,83 @@ def test_the_stopped_command_is_repeated_with_a_new_seq():
     cards = [e[1] for e in s.events() if e[0] == OP_MOVE]
     assert len(cards) == 12 + 4 and len(set(cards)) == 16
     assert s.dev.hand.z.board and len(s.dev.hand.z.board) == 3 and len(s.dev.hand.z.burns) == 1
+
+
+class Line:
+    """The device end of a serial line: what the host wrote waits to be read."""
+
+    def __init__(self):
+        self.inbox = bytearray()
+        self.sent = []
+
+    def read_into(self, buf):
+        n = min(len(buf), len(self.inbox))
+        buf[:n] = self.inbox[:n]
+        del self.inbox[:n]
+        return n
+
+    def write(self, data):
+        self.sent.append(bytes(data))
+
+
+class Clock:
+    def __init__(self):
+        self.ms = 1000
+
+    def ticks_ms(self):
+        return self.ms
+
+    @staticmethod
+    def ticks_diff(a, b):
+        return a - b
+
+
+def test_an_ack_waiting_in_the_line_is_read_before_events_are_resent():
+    """A long command (a stop waits for the mechanism): the host's ACK for the events sent
+    before it arrives while the shoe is busy. The shoe reads it before its timer resends."""
+    from link import Link
+
+    s = Shoe()
+    line, clock = Line(), Clock()
+    link = Link(line, s.dev, clock)
+
+    def host(name, *args):
+        s.seq += 1
+        line.inbox += wire.encode(wire.CMD, s.seq, wire.encode_command(name, args))
+
+    def frames():
+        dec = wire.Decoder()
+        out = dec.feed(b"".join(line.sent))
+        del line.sent[:]
+        return out
+
+    host("config", "holdem", 0b1110, 3, "tda2024", "")
+    host("hand", 0)
+    host("deal", 0)
+    for _ in range(5):
+        link.service()
+        clock.ms += 40  # the events wait HOLD_MS for company, then go
+    sent = [f for f in frames() if f[0] == wire.EVENT]
+    last = max(wire.decode_events(f[2])[0] + len(wire.decode_events(f[2])[2]) - 1
+               for f in sent)
+    assert last == s.dev.event_next - 1
+    # the host sends the next command, then ACKs the events (it had them before); the shoe is
+    # busy with the command for 1.6 s (a stopping jam) and reads nothing meanwhile
+    s.ok("sim_fault", "feed_jam", 1, 255, 0)
+    host("street")
+    run = s.dev.run
+
+    def slow(seq, body):
+        line.inbox += wire.encode(wire.ACK, 0, wire.encode_ack(last))
+        clock.ms += 1600
+        return run(seq, body)
+
+    s.dev.run = slow
+    for _ in range(5):
+        link.service()
+        clock.ms += 40
+    out = frames()
+    assert [f[0] for f in out][:1] == [wire.REPLY]
+    resent = [f for f in out if f[0] == wire.EVENT and wire.decode_events(f[2])[0] <= last]
+    assert not resent and link.retransmits == 0, "events the host had were sent again"
+    assert s.dev.oldest() > last
