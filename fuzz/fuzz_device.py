@@ -169,9 +169,10 @@ def view(dev, cid, reply, names, twin_cache):
         return (code, hand_no, nxt, len(chunk), twin_cache)
     if cid == HISTORY and dev.histories is not None:
         size, chunk = W.unpack("Hy", reply, 1)
-        doc = bytes(dev.histories[2])
-        if dev.histories[1] == 0:
-            return (code, size, len(chunk), doc)
+        doc = dev.histories[2]
+        if dev.histories[1] == 0:  # the list of stored hands
+            return (code, size, len(chunk), doc.chunk(0, len(doc)))
+        doc = bytes(doc)
         n = doc[71]
         entries, _, hidden = fuzzlib.walk(doc[72 + n:])
         # the hashes cover the dealt cards: they differ with them; the rest must not

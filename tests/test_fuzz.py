@@ -194,6 +194,33 @@ def test_a_refused_hand_leaves_a_card_caught_in_flight_waiting():
     assert fuzzlib.observe(after) == before
 
 
+def test_history_0_serves_the_list_of_hands_without_a_copy_of_it():
+    """Found by shoe_frames on the real firmware: past ~1,200 short hands and a power cut,
+    history 0 answered FAULT MemoryError (2.4-3 KB, the size of the list) after every power
+    cycle: it built the list in a growing bytearray beside the array of numbers. The document
+    is the same, served from the array."""
+    dev = fuzzlib.new_device()
+    seq = 1
+    assert command(dev, seq, "config", "holdem", 0b110, 2, "tda2024", "")[0] == W.OK
+    for _ in range(5):
+        for name, args in (("hand", [0]), ("deal", [0]), ("end", [])):
+            seq += 1
+            assert command(dev, seq, name, *args)[0] == W.OK
+        seq += 1
+        command(dev, seq, "resume", dev.event_next)  # the host has every event so far
+    doc = b""
+    while True:
+        seq += 1
+        code, (size, chunk) = command(dev, seq, "history", 0, len(doc))
+        assert code == W.OK
+        if not chunk:
+            break
+        doc += chunk
+    assert size == len(doc) == 12 and doc == bytes([0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0])
+    seq += 1
+    assert command(dev, seq, "history", 0, 3) == (W.OK, [12, doc[3:]])
+
+
 # --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
 def test_atheris_harnesses_short_run(tmp_path):
     """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
