@@ -79,7 +79,7 @@ def test_a_discard_that_is_no_card_code_is_a_bad_argument(code):
 
 
 @pytest.mark.parametrize("entry", [b"\x08\x07\x00\x00", b"\x05\x01\x09\x00", b"\x07\x09\x03\x00",
-                                   b"\x04\xf0\x00\x00", b"\x06\x3c\x00\x00", b"\x09\x00\x00\x00",
+                                   b"\x04\xf0\x00\x00", b"\x06\x3c\x00\x00", b"\x0a\x00\x00\x00",
                                    b"\x01\x00\xff\x03", b"\x01\x05\x00\x07",
                                    b"\x01\x10\x00\x80"])
 def test_an_event_the_shoe_cannot_send_is_a_stream_error(entry):
