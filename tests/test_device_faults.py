@@ -300,9 +300,11 @@ def test_an_ack_waiting_in_the_line_is_read_before_events_are_resent():
     line, clock = Line(), Clock()
     link = Link(line, s.dev, clock)
 
-    def host(name, *args):
-        s.seq += 1
-        line.inbox += wire.encode(wire.CMD, s.seq, wire.encode_command(name, args))
+    def host(name, *args):  # as the host's client sends in its session: ACMD frames
+        s.host.seq += 1
+        seq = s.host.seq
+        line.inbox += wire.encode(wire.ACMD, seq, s.host.session.frame_body(
+            seq, wire.encode_command(name, args)))
 
     def frames():
         dec = wire.Decoder()
@@ -326,10 +328,10 @@ def test_an_ack_waiting_in_the_line_is_read_before_events_are_resent():
     host("street")
     run = s.dev.run
 
-    def slow(seq, body):
+    def slow(seq, body, ftype=wire.CMD):
         line.inbox += wire.encode(wire.ACK, 0, wire.encode_ack(last))
         clock.ms += 1600
-        return run(seq, body)
+        return run(seq, body, ftype)
 
     s.dev.run = slow
     for _ in range(5):
