@@ -35,7 +35,7 @@ from facedown.virtualshoe import find_micropython  # noqa: E402
 
 PICO_HEAP = 190 * 1024   # GC heap of MicroPython 1.2x on a Pico (gc.mem_free() at boot, ~192 KB)
 FS_BYTES = 192 * 1024    # the filesystem partition the image lives in
-HEAPS = ("192K", "256K")
+HEAPS = ("192K", "256K", "320K")  # 320K: what the virtual shoe runs with
 DATA = ("flash.bin", "device_id", "world.txt", "shoe.log", "auth.fail", "boots", "counters",
         "audit.log", "audit.old", "manifest.seen", "maint.actor")
 
@@ -308,7 +308,7 @@ def run_mp(folder, heapsize, quick=False):
     return {"ok": False, "error": (proc.stderr or proc.stdout).strip()[-300:]}
 
 
-def smallest_heap(folder, lo=16, hi=256, step=4):
+def smallest_heap(folder, lo=16, hi=320, step=4):
     """The smallest -X heapsize (KB, a multiple of step) the session completes in."""
     if not run_mp(folder, "%dK" % hi, quick=True).get("ok"):
         return None
