@@ -6,7 +6,7 @@ import json
 
 import wire
 from journal import Journal, config_json
-from recorder import Recorder, rebuild
+from recorder import Recorder, rebuild, deliver
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
@@ -476,15 +476,8 @@ class Device:
         return ()
 
     def _deliver(self, cards):
-        """Cards found at the output after a power cut: the next feeds read them first, and
-        the engine takes them as the stub's top cards, in that order. (Compared with the top
-        of the stub reshuffled at boot, they would show as out of sequence or not: where a
-        card lay in the undealt stub, which no message may tell.)"""
-        stub = self.hand.z.stub
-        self.mech.deliver(cards, stub)
-        for c in reversed([c & 63 for c in self.mech.delivered]):
-            stub.remove(c)
-            stub.append(c)
+        deliver(self.mech, self.hand, cards)
+
 
 class _HandList:
     """history 0's document (the damaged areas, u16, then the stored hands' numbers, u16 each)

@@ -272,7 +272,7 @@ class _Shoe:
         """Power back on: the hand as the journal has it; its stub reshuffled (RP-4); a card
         caught in flight settled from what the output sensor and reader see."""
         from journal import Journal
-        from recorder import Recorder, rebuild
+        from recorder import Recorder, rebuild, deliver
 
         self.dev.revive()
         out = list(self.mech._out)  # what sits at the output (the sensors' view)
@@ -290,7 +290,7 @@ class _Shoe:
                 found = [c for c in out if hand.z.where[c & 63] == 0]
                 if found:
                     hand._proc("card-settled")
-                mech.deliver(found, hand.z.stub)
+                deliver(mech, hand, found)
             self.rec.commit(hand)
         self.attach(hand, mech)
         return oh.reply
