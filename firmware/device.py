@@ -712,7 +712,7 @@ class Device:
         return ()
 
     def _deliver(self, cards):
-        deliver(self.mech, self.hand.z.stub, cards)
+        deliver(self.mech, self.hand, cards)
 
 
 def _mask_record(rec):

@@ -74,11 +74,12 @@ def rebuild(h, rng, mech):
     return hand
 
 
-def deliver(mech, stub, cards):
+def deliver(mech, hand, cards):
     """Cards found at the output after a power cut: the next feeds read them first, and the
     engine takes them as the stub's top cards, in that order. (Compared with the top of the
     stub reshuffled at boot, they would show as out of sequence or not: where a card lay in the
     undealt stub, which no message may tell.)"""
+    stub = hand.z.stub
     mech.deliver(cards, stub)
     for c in reversed([c & 63 for c in mech.delivered]):
         stub.remove(c)
