@@ -14,11 +14,12 @@ from shoe.errors import ShoeError
 from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
-from hal.simmech import SimMech, AT_FAULTS, FOREIGN, DUPLICATE, NO_BURN
+from shoe.faults import MechanismFault, JAM
+from hal.simmech import SimMech, AT_FAULTS, STOPS, UNTIL_CLEARED, FOREIGN, DUPLICATE, NO_BURN
 
 TOP_KEYS = ("game", "rules", "house", "seats", "button", "deck", "seed", "steps",
             "title", "description", "expect", "expect_error", "sim_only")
-FAULTS = AT_FAULTS + (NO_BURN, "jam", "power_cut")
+FAULTS = AT_FAULTS + (NO_BURN, "jam", "power_cut") + tuple(k for k in STOPS if k != JAM)
 
 
 class ScenarioError(Exception):
@@ -145,7 +146,9 @@ def _check_step(step, n, game, deck_kind, seats):
         if kind not in FAULTS:
             raise ScenarioError("%s: unknown fault %r (faults: %s)" % (
                 where, kind, ", ".join(FAULTS)))
-        if kind == "jam":
+        if kind == JAM and ("at" in step or "times" in step):  # the mechanism jams
+            return _jam_step(step, where)
+        if kind == "jam":  # the stub was disordered (RP-4): the dealer found it so
             mixed = step.get("mixed_with", [])
             if not isinstance(mixed, list) or [m for m in mixed if m not in ("muck", "burns")]:
                 raise ScenarioError("%s: mixed_with takes \"muck\" and/or \"burns\"" % where)
@@ -175,6 +178,24 @@ def _check_step(step, n, game, deck_kind, seats):
                         "fault, misdeal, end)" % where)
 
 
+def _jam_step(step, where):
+    """{"do": "fault", "kind": "jam", "at": n, "times": t}: the n-th card of the next step
+    sticks t times (default: until the operator clears it); more than the pin map's
+    jam_retries stop the shoe."""
+    for key in ("mixed_with", "order_kept"):
+        if key in step:
+            raise ScenarioError("%s: %s is for a disordered stub (a jam without \"at\"), not "
+                                "for a jam of the mechanism" % (where, key))
+    at = step.get("at", 1)
+    if not _int(at) or at < 1:
+        raise ScenarioError("%s: at must be 1 or more (the n-th card of the next step)" % where)
+    times = step.get("times", UNTIL_CLEARED)
+    if not _int(times) or not (1 <= times <= UNTIL_CLEARED):
+        raise ScenarioError("%s: times must be 1..%d (how often the card sticks; %d: until "
+                            "the operator clears it)" % (where, UNTIL_CLEARED, UNTIL_CLEARED))
+    return ("fault", JAM, at, times)
+
+
 def new_seed():
     try:
         import os
@@ -196,8 +217,17 @@ def start(args):
     return hand, mech
 
 
+def begin_step(hand, mech):
+    """Faults are armed for the n-th card of the next step; repeating a step a stopping fault
+    stopped goes on counting its cards."""
+    if hand.interrupted is None:
+        mech.begin_step()
+
+
 def apply(hand, mech, step):
-    """One checked step. Raises ShoeError (nothing changed) for a step wrong in this state."""
+    """One checked step. Raises ShoeError (nothing changed) for a step wrong in this state,
+    MechanismFault when a stopping fault stopped it (the hand logged it; repeating the step
+    goes on from there)."""
     do = step[0]
     if do == "deal":
         hand.deal(step[1])
@@ -230,11 +260,13 @@ def run(scn):
             return _run_with_journal(scn, args, steps, hand, mech)
     for i in range(len(steps)):
         step = steps[i]
-        mech.begin_step()
+        begin_step(hand, mech)
         try:
             apply(hand, mech, step)
         except ShoeError as e:
             raise ScenarioError("step %d (%s): %s" % (i + 1, scn["steps"][i]["do"], e.message))
+        except MechanismFault:
+            continue  # the shoe stopped: the operator clears it; the next step repeats it
         if step[0] != "fault" and mech.feeds and mech.pending():
             raise ScenarioError("step %d (%s): a fault armed for it was not reached (%d cards "
                                 "dispensed)" % (i + 1, step[0], mech.feeds))
@@ -272,7 +304,7 @@ class _Shoe:
         """Power back on: the hand as the journal has it; its stub reshuffled (RP-4); a card
         caught in flight settled from what the output sensor and reader see."""
         from journal import Journal
-        from recorder import Recorder, rebuild, deliver
+        from recorder import Recorder, deliver, rebuild
 
         self.dev.revive()
         out = list(self.mech._out)  # what sits at the output (the sensors' view)
@@ -290,7 +322,7 @@ class _Shoe:
                 found = [c for c in out if hand.z.where[c & 63] == 0]
                 if found:
                     hand._proc("card-settled")
-                deliver(mech, hand, found)
+                deliver(mech, hand, found)  # as the shoe does (device.py)
             self.rec.commit(hand)
         self.attach(hand, mech)
         return oh.reply
@@ -311,23 +343,26 @@ def _run_with_journal(scn, args, steps, hand, mech):
                 shoe.reboot()  # the power goes now, between steps
             i += 1
             continue
-        shoe.mech.begin_step()
+        begin_step(shoe.hand, shoe.mech)
         if armed and step[0] != "fault":
             shoe.j.cut_at(armed)
             armed = 0
+        stopped = False
         try:
             try:
                 apply(shoe.hand, shoe.mech, step)
             except ShoeError as e:
                 raise ScenarioError("step %d (%s): %s" % (i + 1, scn["steps"][i]["do"],
                                                           e.message))
+            except MechanismFault:
+                stopped = True  # the fault's entry and the error reply reach the flash
             if step[0] != "fault":
-                shoe.rec.commit(shoe.hand, reply=(i + 1, b"\x00"))
+                shoe.rec.commit(shoe.hand, reply=(i + 1, b"\x09" if stopped else b"\x00"))
         except PowerCut:
             reply = shoe.reboot()
             if reply is None or reply[0] != i + 1:
                 continue  # the step's reply never reached the flash: the host sends it again
-        if step[0] != "fault" and shoe.mech.feeds and shoe.mech.pending():
+        if step[0] != "fault" and not stopped and shoe.mech.feeds and shoe.mech.pending():
             raise ScenarioError("step %d (%s): a fault armed for it was not reached (%d cards "
                                 "dispensed)" % (i + 1, step[0], shoe.mech.feeds))
         i += 1
