@@ -210,6 +210,7 @@ def one(t, seq, body, data, blind=False):
     cache_a, cache_b = a.status_cache, b.status_cache
     out = []
     authed = seq % 8 != 7  # an eighth of the commands come without the session
+    role = a.sessions.role if authed else W.ROLE_PUBLIC  # (before: logout ends it)
     for dev, bd in ((a, body), (b, body_b)):
         try:
             out.append(dev.run(seq, bd, authed))
@@ -248,7 +249,6 @@ def one(t, seq, body, data, blind=False):
         stats.count("ok:" + W.COMMAND_NAMES.get(cid, "?"))
         if fuzzlib.roles_live():
             need = W.COMMAND_ROLE.get(cid, 0)
-            role = a.sessions.role if authed else W.ROLE_PUBLIC
             if need > role:
                 stats.finding("unauthenticated", data, "%s needs role %d, the frame had %d" % (
                     W.COMMAND_NAMES[cid], need, role))

@@ -249,3 +249,14 @@ def test_frames_against_the_virtual_shoe_short_run():
     assert {k: v for k, v in rep["invariants"].items() if v} == {}, rep["findings"]
     assert rep["frames"] == 1500 and rep["extra"]["checked_batches"] >= 1
     assert rep["extra"]["rejected"] > 100 and rep["extra"]["accepted"] > 100
+
+
+def test_a_fault_event_for_no_zone_is_a_stream_error():
+    """Found by fuzz_codec once fault events existed: a fault entry whose destination is no
+    zone of the table crashed the host's record (IndexError) instead of a StreamError."""
+    from facedown.mirror import Mirror, StreamError
+
+    m = Mirror("holdem", [1, 2, 3], 3, "tda2024")
+    m.apply(bytes((9, 1, 255, 0)))  # a jam, no card in flight: fine
+    with pytest.raises(StreamError):
+        m.apply(bytes((9, 1, 7, 0)))

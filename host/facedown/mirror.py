@@ -69,7 +69,10 @@ class Mirror:
         elif op == zn.OP_STATUS:
             if a >= len(fw.record.STATUS_NAMES):
                 return "status %d" % a
-        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT and op != zn.OP_FAULT:
+        elif op == zn.OP_FAULT:
+            if b != zn.NOWHERE and not self._zone(b):
+                return "a fault for zone %d" % b
+        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
             return "unknown event op %d" % op
         return None
 
