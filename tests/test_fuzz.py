@@ -22,6 +22,18 @@ def command(dev, seq, name, *args):
     return W.decode_reply(reply, W.COMMAND_REPLY[W.command_id(name)])
 
 
+def cut_mid_deal():
+    """A device whose power went while the deal fed a card (its flash and tray are what a
+    reboot finds)."""
+    dev = fuzzlib.new_device()
+    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
+    assert command(dev, 2, "hand", 0)[0] == W.OK
+    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
+    with pytest.raises(PowerCut):
+        command(dev, 4, "deal", 0)
+    return dev
+
+
 # --- regressions --------------------------------------------------------------------------------
 def test_power_cut_between_a_hands_record_and_its_first_commit():
     """Found by fuzz_device: the power went after the HAND record of a new hand and before its
@@ -154,12 +166,7 @@ def test_a_card_recovered_after_a_power_cut_never_shows_its_place_in_the_stub(pi
     delivered card now comes as the stub's top card, whatever the order."""
     from shoe import procedures as P
 
-    dev = fuzzlib.new_device()
-    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
-    assert command(dev, 2, "hand", 0)[0] == W.OK
-    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
-    with pytest.raises(PowerCut):
-        command(dev, 4, "deal", 0)
+    dev = cut_mid_deal()
     dev = fuzzlib.new_device(dev.journal.dev, blind=True)
     assert dev.recovery is not None
     stub = dev.hand.z.stub
@@ -178,12 +185,7 @@ def test_a_refused_hand_leaves_a_card_caught_in_flight_waiting():
     flight, a hand command refused for its stacked deck ("deck must hold each of the game's 52
     cards once") had already dropped the card the reader was to read first and the recovery
     state: a rejected command changed the shoe."""
-    dev = fuzzlib.new_device()
-    assert command(dev, 1, "config", "holdem", 0b1110, 3, "tda2024", "")[0] == W.OK
-    assert command(dev, 2, "hand", 0)[0] == W.OK
-    assert command(dev, 3, "sim_fault", "power_cut", 3, 0, 0)[0] == W.OK
-    with pytest.raises(PowerCut):
-        command(dev, 4, "deal", 0)
+    dev = cut_mid_deal()
     after = fuzzlib.new_device(dev.journal.dev, dev.mech.tray)  # the sensors see the card
     assert after.mech.delivered
     assert command(after, 5, "end")[0] == W.OK
