@@ -672,6 +672,13 @@ def error_name(code):
 _catalogue = None
 
 
+def arg_names(fmt, doc):
+    """The field names a catalogue doc starts with (one per format letter)."""
+    if not fmt:
+        return []
+    return doc.split(": ", 1)[0].split(", ")
+
+
 def catalogue_rows():
     """The catalogue's message rows: (id, name, direction, format, field names). The prose of
     each message lives in SPEC.md; a device has little RAM to serve it from."""
@@ -860,14 +867,7 @@ class Rto:
         return self.rto
 
 
-# --- SPEC.md tables -----------------------------------------------------------------------------
-def arg_names(fmt, doc):
-    """The field names a catalogue doc starts with (one per format letter)."""
-    if not fmt:
-        return []
-    return doc.split(": ", 1)[0].split(", ")
-
-
+# --- SPEC.md tables (host only: a device's image ends here, host/facedown/build.py) -------------
 def _fields(fmt, doc):
     if not fmt:
         return "-"

@@ -2,10 +2,11 @@
 less RAM than compiling source at import), main.py kept as source to boot from.
 
 build_image(dest, march) lays out what a shoe's filesystem holds: firmware/* at the root,
-protocol/wire.py (compiled: wire.mpy) and hardware/pinmap.json.  Each .mpy embeds its path in
+protocol/wire.py (compiled: wire.mpy; its prose left out, device_wire) and hardware/pinmap.json.  Each .mpy embeds its path in
 the image (mpy-cross -s), not the build folder's, so the same sources and mpy-cross give the
 same bytes wherever they are built (facedown verify compares hashes)."""
 
+import ast
 import os
 import shutil
 import subprocess
@@ -46,6 +47,49 @@ def compile_folder(folder, march=None):
     return out
 
 
+# protocol/wire.py's tables whose last column is prose for SPEC.md (column index), and where its
+# host-only part (the SPEC generator) begins
+PROSE = {"MESSAGES": 4, "FRAME_TYPES": 3, "ERRORS": 2, "CAPABILITIES": 2}
+HOST_ONLY = "# --- SPEC.md tables (host only"
+
+
+def device_wire(text):
+    """protocol/wire.py as a shoe's image holds it: the same codec and tables, but the prose of
+    the message, frame-type, error and capability tables (SPEC.md has it; the catalogue the
+    device serves never carried it) cut to the field names the catalogue takes, and the SPEC
+    generator left out. About 9 KB of strings a Pico would hold in RAM. Line numbers stay."""
+    cut = text.find(HOST_ONLY)
+    if cut < 0:
+        raise UserError("protocol/wire.py: no %r line to end the device's copy at" % HOST_ONLY)
+    data = text[:cut].encode("utf-8")
+    starts = [0]
+    for line in data.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    edits = []
+    for node in ast.parse(data).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if not (isinstance(target, ast.Name) and target.id in PROSE and
+                isinstance(node.value, ast.Tuple)):
+            continue
+        col = PROSE[target.id]
+        for row in node.value.elts:
+            doc = row.elts[col]
+            if not (isinstance(doc, ast.Constant) and isinstance(doc.value, str)):
+                raise UserError("protocol/wire.py: %s row at line %d: its prose is not a string"
+                                % (target.id, row.lineno))
+            short = ""
+            if target.id == "MESSAGES" and row.elts[3].value:  # the field names, as arg_names
+                short = doc.value.split(": ", 1)[0] + ": "  # reads them
+            edits.append((starts[doc.lineno - 1] + doc.col_offset,
+                          starts[doc.end_lineno - 1] + doc.end_col_offset,
+                          repr(short) + "\n" * (doc.end_lineno - doc.lineno)))
+    if len(edits) < 4:
+        raise UserError("protocol/wire.py: the prose tables were not found")
+    for a, b, new in sorted(edits, reverse=True):
+        data = data[:a] + new.encode("utf-8") + data[b:]
+    return data.decode("utf-8")
+
+
 def image_sources(root=ROOT):
     """What an image holds: (source, destination in the image) pairs."""
     return [(os.path.join(root, "firmware"), ""),
@@ -65,6 +109,11 @@ def build_image(dest, march=None, root=ROOT):
             raise UserError("firmware source missing: %s" % src)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(dest, to), ignore=_IGNORE, dirs_exist_ok=True)
+        elif to == "wire.py":
+            with open(src, encoding="utf-8") as f:
+                text = device_wire(f.read())
+            with open(os.path.join(dest, to), "w", encoding="utf-8") as f:
+                f.write(text)
         else:
             shutil.copyfile(src, os.path.join(dest, to))
     compile_folder(dest, march)
