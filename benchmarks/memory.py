@@ -219,9 +219,13 @@ try:
     OUT["bytes_sent"] = port.sent
     OUT["errors"] = ERR
     OUT["ok"] = not ERR
-except MemoryError:
+except MemoryError as e:
     OUT["ok"] = False
     OUT["error"] = "MemoryError"
+    import io
+    buf = io.StringIO()
+    sys.print_exception(e, buf)
+    OUT["where"] = buf.getvalue()[-600:]
 import json
 print(json.dumps(OUT))
 '''
@@ -239,9 +243,17 @@ import sys
 sys.path.insert(0, "fakes")
 import machine
 import rp2
+ROM = sys.argv[1:] == ["rom"]
+if ROM:  # the modules from a ROMFS image, executed in place (its bytes are flash on a Pico)
+    import vfs
+    with open("program.romfs", "rb") as f:
+        IMAGE = f.read()
 gc.collect()
 H0 = gc.mem_alloc()
 OUT = {}
+if ROM:
+    vfs.mount(vfs.VfsRom(memoryview(IMAGE)), "/rom")
+    sys.path[:] = ["/rom"] + [p for p in sys.path if p == "fakes" or p.startswith(".")]
 
 
 def live():
@@ -258,10 +270,12 @@ try:
     checked = boot(hal.store)
     del sys.modules["integrity"]
     OUT["locked"] = checked[0]
+    import device
     from device import Device
     from link import Link
     OUT["imports"] = live()
     OUT["modules"] = [m for m in sys.modules if m not in ("machine", "rp2")]
+    OUT["from_rom"] = ROM and device.__file__.startswith("/rom")
 
     class Port:
         def read_into(self, buf):
@@ -287,9 +301,30 @@ def add_fakes(folder):
         f.write(MP_PICO)
 
 
-def run_pico(folder):
+def build_romfs(folder):
+    """program.romfs in folder: the image's .mpy modules as a ROMFS (mpremote romfs build), what
+    a MicroPython build with a ROMFS partition runs in place, its bytecode never copied to RAM."""
+    stage = os.path.join(folder, "romfs-stage")
+    for d, _dirs, names in os.walk(folder):
+        for name in names:
+            if name.endswith(".mpy") and not os.path.relpath(d, folder).startswith("romfs"):
+                rel = os.path.relpath(os.path.join(d, name), folder)
+                os.makedirs(os.path.dirname(os.path.join(stage, rel)), exist_ok=True)
+                shutil.copyfile(os.path.join(folder, rel), os.path.join(stage, rel))
+    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    proc = subprocess.run([tool if os.path.exists(tool) else "mpremote", "romfs", "--no-mpy",
+                           "-o", os.path.join(folder, "program.romfs"), "build", stage],
+                          capture_output=True, text=True, timeout=120)
+    shutil.rmtree(stage, ignore_errors=True)
+    if proc.returncode:
+        return "mpremote romfs build failed: " + (proc.stderr or proc.stdout).strip()[-200:]
+    return None
+
+
+def run_pico(folder, rom=False):
     clean(folder)
-    proc = subprocess.run([find_micropython(), "-X", "heapsize=1M", "memory_pico.py"],
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=1M", "memory_pico.py"] +
+                          (["rom"] if rom else []),
                           cwd=folder, capture_output=True, text=True, timeout=120)
     for line in proc.stdout.splitlines()[::-1]:
         if line.startswith("{"):
@@ -369,20 +404,22 @@ def main():
         with open(os.path.join(host, "memory_mp.py"), "w") as f:
             f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
         add_fakes(host)
+        romfs_error = build_romfs(host)
         provision(host)
         runs = {h: run_mp(host, h) for h in HEAPS}
         minimum = smallest_heap(host)
         hal = run_pico(host)
+        rom = run_pico(host, rom=True) if not romfs_error else {"error": romfs_error}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     mpy = sum(v for f, v in sizes.items() if f.endswith(".mpy"))
     total = sum(sizes.values())
     ref = runs[HEAPS[-1]]
-    est = estimate(ref, sizes, hal, minimum)
+    est = estimate(ref, sizes, hal, minimum, rom)
     out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total,
                      "filesystem_bytes": FS_BYTES},
-           "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "estimate": est,
+           "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "romfs": rom, "estimate": est,
            "pico_heap_bytes": PICO_HEAP}
     if args.json:
         print(json.dumps(out, indent=1))
@@ -443,11 +480,28 @@ def main():
         rows = [("after boot", est["boot32"]), ("hand peak", est["peak32"])]
         if "smallest32" in est:
             rows.append(("needs (heap)", est["smallest32"]))
-        for label, (lo, hi) in rows:
-            print("  %-11s %s .. %s  of ~%d KB (%.0f%% .. %.0f%%)" % (
-                label, kb(lo), kb(hi), PICO_HEAP // 1024, 100.0 * lo / PICO_HEAP,
-                100.0 * hi / PICO_HEAP))
+        budget_rows(rows)
+        r = est.get("romfs")
+        print()
+        if r:
+            print("With a ROMFS partition (a MicroPython build for the shoe with "
+                  "MICROPY_HW_ROMFS_BYTES; the modules run in place from flash, measured here "
+                  "booted from a ROMFS image: modules %s here -> ~%s):" % (
+                      kb(r["imports64"]), kb(r["imports32"])))
+            rows = [("after boot", r["boot32"]), ("hand peak", r["peak32"])]
+            if "smallest32" in r:
+                rows.append(("needs (heap)", r["smallest32"]))
+            budget_rows(rows)
+        else:
+            print("With a ROMFS partition: not measured (%s)" % rom.get("error", "no image"))
     return 0
+
+
+def budget_rows(rows):
+    for label, (lo, hi) in rows:
+        print("  %-11s %s .. %s  of ~%d KB (%.0f%% .. %.0f%%)" % (
+            label, kb(lo), kb(hi), PICO_HEAP // 1024, 100.0 * lo / PICO_HEAP,
+            100.0 * hi / PICO_HEAP))
 
 
 def mpy_bytes(modules, sizes):
@@ -463,7 +517,7 @@ def to32(imports64, mpy):
     return min(imports64, mpy) + max(0, imports64 - mpy) / 2.0
 
 
-def estimate(ref, sizes, pico, minimum):
+def estimate(ref, sizes, pico, minimum, rom=None):
     """The Pico's heap. At boot: the Pico's face measured here (pico: hal.rp2 over the fakes,
     the boot check, Device, Link), its modules' .mpy bytes the same on 32 bits and the rest of
     their heap halved, the state (Device, Link, buffers) x1.5 .. x2 smaller (pointer structures
@@ -485,9 +539,19 @@ def estimate(ref, sizes, pico, minimum):
            "sim_imports64": ref["imports"], "sim_imports32": to32(ref["imports"], sim_mpy),
            "state_ratio": (hi, lo), "boot32": boot32,
            "peak32": (boot32[0] + hand / hi, boot32[1] + hand / lo)}
-    if minimum:  # the smallest heap: the peak, and the headroom it needed above it here
-        room = minimum * 1024 - peak
+    room = minimum * 1024 - peak if minimum else None  # the headroom it needed above it here
+    if room is not None:
         out["smallest32"] = (out["peak32"][0] + room / hi, out["peak32"][1] + room / lo)
+    if rom and rom.get("from_rom") and "boot" in rom:
+        # modules executed in place: what they leave on the heap (module and function objects,
+        # qstr pools) is pointers and halves; their bytecode stays in flash
+        r32 = rom["imports"] / 2.0
+        boot = (r32 + (rom["boot"] - rom["imports"]) / hi, r32 + (rom["boot"] - rom["imports"]) / lo)
+        out["romfs"] = {"imports64": rom["imports"], "imports32": r32, "boot32": boot,
+                        "peak32": (boot[0] + hand / hi, boot[1] + hand / lo)}
+        if room is not None:
+            out["romfs"]["smallest32"] = (out["romfs"]["peak32"][0] + room / hi,
+                                          out["romfs"]["peak32"][1] + room / lo)
     return out
 
 

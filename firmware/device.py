@@ -70,6 +70,7 @@ class Device:
         self.handlers["telemetry"] = self.cmd_telemetry
         self.handlers["raw"] = self.cmd_raw
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
+        self.local_actor = None  # "panel" while the front panel's command runs (local)
         self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
         self.exports = None
         store = hal.store
@@ -151,6 +152,50 @@ class Device:
             # what the command did, and its reply, reach the flash before the reply leaves
             self.rec.commit(self.hand, reply=(seq, reply, authed) if seq else None)
         return reply
+
+    def local(self, name, args, actor):
+        """One command run by the shoe itself (the front panel, panel.py) as the table's role:
+        (0, "") or (the wire status code, the message), as run() would answer; committed the
+        same way, without a reply to cache (no host sent it)."""
+        self.role = wire.ROLE_TABLE
+        self.local_actor = actor
+        code, message = wire.OK, ""
+        try:
+            self.execute(wire.COMMAND_IDS[name], args)
+        except (CommandError, AuthError) as e:
+            code, message = e.code, e.message
+        except Exception as e:  # a fault in the shoe itself: reported, the shoe keeps serving
+            self.hal.log("%s (panel) failed: %r" % (name, e))
+            code, message = wire.FAULT, "internal fault: %r" % (e,)
+        self.role = wire.ROLE_PUBLIC
+        self.local_actor = None
+        if self.hand is not None:
+            self.rec.commit(self.hand)
+        return code, message
+
+    def actor(self):
+        """Who is running the command, for the audit log: the session, or the panel."""
+        return self.local_actor or self.sessions.actor()
+
+    def poll_panel(self):
+        """The front panel's presses since the last poll, run one by one (panel.py). Called by
+        the link between commands; True if any press came."""
+        presses = getattr(self.hal, "presses", None)
+        if presses is None:
+            return False
+        pressed = presses()
+        if not pressed:
+            return False
+        import panel
+
+        for button in pressed:
+            try:
+                panel.press(self, button, self.hal.floor_key())
+            except Exception as e:  # a fault in the shoe itself: logged, the shoe goes on
+                self.role = wire.ROLE_PUBLIC
+                self.local_actor = None
+                self.hal.log("panel: %s failed: %r" % (button, e))
+        return True
 
     def _before_feed(self, route):
         """A card is about to move: what happened so far is committed first."""
@@ -284,7 +329,7 @@ class Device:
         self.hal.log("stopped (%s): %s: %s" % (name, kind, message))
         faults = self.counts.setdefault("faults", {})
         faults[kind] = faults.get(kind, 0) + 1
-        self.audit.add(self.sessions.actor(), "fault", "%s during %s (hand %d)" % (
+        self.audit.add(self.actor(), "fault", "%s during %s (hand %d)" % (
             kind, name, self.hand_no))
         return CommandError(wire.MECHANISM, "%s: %s" % (kind, message))
 
@@ -348,7 +393,7 @@ class Device:
         Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
                                                                             else 1))
         self.config = [game, seats, button, rules, house]
-        self.audit.add(self.sessions.actor(), "config", "%s, seats %s, %s%s" % (
+        self.audit.add(self.actor(), "config", "%s, seats %s, %s%s" % (
             game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
             else ""))
         if self.hand is not None and self.hand.status == DEALING:
@@ -562,7 +607,7 @@ class Device:
             elif op == _OP_STATUS and entries[i + 1] == MISDEAL:
                 c["misdeals"] += 1
                 if audit:
-                    self.audit.add(self.sessions.actor(), "misdeal", "hand %d: %s" % (
+                    self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (
                         self.hand_no, self.hand.reason or ""))
 
     def collect_now(self):

@@ -43,6 +43,8 @@ class Link:
             seq, body, ftype = self.queue.pop(0)
             self.command(seq, body, ftype)
             work = True
+        if not self.queue and self.dev.poll_panel():  # the front panel, between commands
+            work = True
         return self.send_events() or work
 
     def idle(self):

@@ -584,11 +584,79 @@ def case_maintenance():
     assert hal.wdt is None and not board.wdt_enabled
 
 
+def case_panel():
+    """The front panel over the pins: a button held past the pin map's debounce (button_ms) is
+    one press, contact bounce shorter than it none, a release none; the floor key follows its
+    pin once it held key_ms; the buzzer answers a press that ran with a 60 ms beep and a
+    refused one with 400 ms, ended by the polls."""
+    import json
+
+    world, hal = fresh()
+    with open(PINMAP) as f:
+        pm = json.load(f)
+    gpio, level = signal_maps(pm)
+    hold = pm["debounce"]["button_ms"]
+    held = {}
+
+    def wire_input(name):
+        board.inputs[gpio[name]] = lambda: level[name] if held.get(name) else 1 - level[name]
+
+    for name in ("btn_deal", "btn_burn", "floor_key"):
+        wire_input(name)
+
+    def poll(ms):
+        got = []
+        for k in range(ms):
+            board.advance_us(1000)
+            for p in hal.presses():
+                got.append((p, k))
+        return got
+
+    assert poll(5) == [] and not hal.floor_key()
+    held["btn_deal"] = True  # bounce: closed for less than the debounce time
+    assert poll(hold // 3) == []
+    held["btn_deal"] = False
+    assert poll(2 * hold) == []
+    held["btn_deal"] = True  # a press
+    got = poll(3 * hold)
+    assert [p for p, _ in got] == ["deal"] and hold - 2 <= got[0][1] <= hold + 2, got
+    held["btn_deal"] = False  # the release is no press
+    assert poll(3 * hold) == []
+    held["btn_burn"] = True
+    held["btn_deal"] = True  # two at once: both, in panel order
+    assert sorted(p for p, _ in poll(3 * hold)) == ["burn", "deal"]
+    held["btn_burn"] = held["btn_deal"] = False
+    poll(3 * hold)
+    key_ms = pm["debounce"]["key_ms"]
+    held["floor_key"] = True
+    poll(key_ms // 2)
+    assert not hal.floor_key()
+    poll(key_ms)
+    assert hal.floor_key()
+    held["floor_key"] = False
+    poll(2 * key_ms)
+    assert not hal.floor_key()
+    # the buzzer: silent at power-up, 4 kHz at 50 % while it beeps
+    bz = board.pwms[gpio["buzzer_pwm"]]
+    assert bz.freq() == pm["buzzer"]["freq_hz"] and bz.duty_u16() == 0
+    for ok, ms in ((True, 60), (False, 400)):
+        hal.signal(ok)
+        t0 = board.now_us()
+        assert 32000 < bz.duty_u16() < 33500
+        while bz.duty_u16() and board.now_us() - t0 < 1000000:
+            poll(1)
+        took = (board.now_us() - t0) / 1000
+        assert ms <= took <= ms + 3, (ok, took)
+    from hal.rp2 import BUTTONS
+
+    assert tuple(n for n, _ in hal.buttons) == BUTTONS  # (= panel.BUTTONS: test_panel.py)
+
+
 TESTS = [case_wiring, case_filesystem_over_the_journal, case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
          case_rng_health_faults, case_rng_boots, case_journal_on_flash, case_power_cut_inspect,
-         case_maintenance]
+         case_maintenance, case_panel]
 # The whole firmware (device, link, engine, journal) with this harness (the fakes, the card
 # path model) beside it needs more than the other cases.
 HEAPS = {"case_maintenance": "384K"}

@@ -20,6 +20,9 @@
 #               (maintenance: main.py hands the line to the REPL) restores Ctrl-C and stops the
 #               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
 #   log(msg)    kept in RAM (hal.logs): the USB line carries the protocol
+#   presses()   the front panel's dealer buttons pressed since the last call (debounced edges,
+#               names of panel.BUTTONS); floor_key(): the floor key turned; signal(ok): the
+#               buzzer's answer to a press (panel.py runs the presses)
 #
 # Flash layout (RPI_PICO, 2 MB; rp2.Flash offsets count from the start of MicroPython's storage
 # region, which begins after the firmware):
@@ -61,6 +64,10 @@ FS_BYTES = 192 * 1024      # the filesystem's share of the storage region
 JOURNAL_START = FS_BYTES   # the journal right after it
 JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK
 LOG_LINES = 32
+BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")  # panel.BUTTONS: pins btn_<name>
+BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
+BEEP_OK_MS = 60
+BEEP_REFUSED_MS = 400
 
 __all__ = ["Rp2Hal", "MechanismFault", "JOURNAL_START", "JOURNAL_LEN"]
 
@@ -207,6 +214,13 @@ class Rp2Hal:
         else:
             self.mech = Mechanism(*args)
         self.wdt_ms = pm.watchdog.timeout_ms
+        # the front panel (panel.py): the dealer buttons and the floor key, debounced from the
+        # main loop's polls; the buzzer, silent until a press is answered
+        self.buttons = [(name, self._beam("btn_" + name, t.button_us)) for name in BUTTONS]
+        self.key = self._beam("floor_key", t.key_us)
+        bz = pm.buzzer
+        self.buzzer = machine.PWM(Pin(pm.gpio(bz.signal)), freq=bz.freq_hz, duty_u16=0)
+        self.beep_until = None
 
     def _stepper(self, sec, cruise, accel):
         """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
@@ -240,6 +254,32 @@ class Rp2Hal:
         """The maintenance key switch is turned (now): maintenance without a session, and, at
         power-up, a firmware that fails leaves its REPL to the technician."""
         return (1 if self.maint_pin.value() else 0) == self.maint_level
+
+    def presses(self):
+        """The buttons pressed since the last call (a confirmed press edge each), as names of
+        panel.BUTTONS; polled by the main loop between commands, every ms or so. Also ends a
+        beep whose time is up."""
+        now = self.clock.ticks_us()
+        out = ()
+        for name, b in self.buttons:
+            if b.update(now) > 0:
+                out += (name,)
+        self.key.update(now)
+        if self.beep_until is not None and \
+                self.clock.ticks_diff(self.clock.ticks_ms(), self.beep_until) >= 0:
+            self.buzzer.duty_u16(0)
+            self.beep_until = None
+        return out
+
+    def floor_key(self):
+        """The floor key is turned (debounced)."""
+        return self.key.active
+
+    def signal(self, ok):
+        """The buzzer answers a press: a short beep when it ran, a long one when refused."""
+        self.buzzer.duty_u16(BEEP_DUTY)
+        self.beep_until = self.clock.ticks_add(self.clock.ticks_ms(),
+                                               BEEP_OK_MS if ok else BEEP_REFUSED_MS)
 
     def _beam(self, name, hold_us):
         return Beam(self._input(name), self.pm.level(name), hold_us, self.clock)

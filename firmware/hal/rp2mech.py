@@ -95,6 +95,8 @@ class Timing:
         self.exit_t_steps = int((path.exit_nip_mm - path.throat_beam_mm + 2) * spm)  # from T
         self.beam_us = pm.debounce.beam_us
         self.lid_us = pm.debounce.lid_ms * 1000
+        self.button_us = pm.debounce.button_ms * 1000
+        self.key_us = pm.debounce.key_ms * 1000
         self.read_ms = rd.read_ms
         self.timeout_ms = rd.timeout_ms
         self.retries = rd.retries

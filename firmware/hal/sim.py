@@ -15,6 +15,8 @@ from journal import JOURNAL_BLOCKS
 
 CAPS = 1 | 2  # wire.CAP_SIM | wire.CAP_JOURNAL
 LOG = "shoe.log"
+PANEL = "panel"  # the front panel's presses, written by the host's VirtualShoe.press
+PANEL_POLL_MS = 20
 
 
 class Clock:
@@ -113,6 +115,7 @@ class SimHal:
             self.mech.random_faults(rate, SeededRandom("faults/%s" % self.seed))
         self.store = DirStore(".")
         self.clock = Clock()
+        self.t_panel = self.clock.ticks_ms()
         self.caps = CAPS
         self.device_id = self.store.read("device_id")
         if not self.device_id:
@@ -152,6 +155,34 @@ class SimHal:
             return True
         except OSError:
             return False
+
+    def presses(self):
+        """The simulated front panel: the dealer buttons pressed since the last call, from a
+        file "panel" in the flash folder (a name a line, written by VirtualShoe.press), read
+        and removed. Looked at every PANEL_POLL_MS."""
+        now = self.clock.ticks_ms()
+        if self.clock.ticks_diff(now, self.t_panel) < PANEL_POLL_MS:
+            return ()
+        self.t_panel = now
+        try:
+            with open(PANEL) as f:
+                text = f.read()
+            os.remove(PANEL)
+        except OSError:
+            return ()
+        return [name for name in text.split() if name]
+
+    def floor_key(self):
+        """The simulated floor key: turned while a file "floorkey" is in the flash folder."""
+        try:
+            os.stat("floorkey")
+            return True
+        except OSError:
+            return False
+
+    def signal(self, ok):
+        """The buzzer's answer to a press (a short beep, or a long one: refused)."""
+        self.log("buzzer: %s" % ("beep" if ok else "long beep (refused)"))
 
     def entropy(self, n):
         """Unpredictable bytes (session nonces): the host's entropy."""

@@ -44,7 +44,7 @@ PICO_MARCH = "armv6m"
 # tray and log there): never hashed, compared or pruned.
 DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt", "device.key", "auth.fail",
               "boots", "counters", "audit.log", "audit.old", "manifest.mac", "manifest.seen",
-              "maint.actor", "keyswitch")
+              "maint.actor", "keyswitch", "floorkey", "panel")
 PROMPT = b">>> "
 PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
 #                        to a shoe in its protocol it is noise before a SYNC, and ignored

@@ -236,6 +236,22 @@ class VirtualShoe:
 
         return connect(self.port, self.key if self.provision else None, role, **kwargs)
 
+    def press(self, *buttons):
+        """Press the front panel's buttons (panel.BUTTONS: deal, burn, exposed, premature,
+        misdeal), in order: the simulator reads them at its next poll (hal/sim.py)."""
+        path = os.path.join(self.flash, "panel")
+        with open(path + ".new", "a") as f:
+            f.write("".join(b + "\n" for b in buttons))
+        os.replace(path + ".new", path)
+
+    def floor_key(self, turned=True):
+        """Turn the front panel's floor key (or back)."""
+        path = os.path.join(self.flash, "floorkey")
+        if turned:
+            open(path, "w").close()
+        elif os.path.exists(path):
+            os.remove(path)
+
     @property
     def log_path(self):
         return os.path.join(self.flash, LOG_NAME)

@@ -1,0 +1,110 @@
+# The shoe's front panel (the reference hardware's dealer buttons and floor key, pinmap.json):
+# a press runs the host's commands for it, as the table's role (the dealer is at the table),
+# chosen from the state of the hand. Nothing here touches a pin: the hardware layer reports
+# debounced presses (hal.presses), the floor key (hal.floor_key) and sounds the answer
+# (hal.signal); the device runs the commands (Device.execute, as a host's would run).
+#
+#   DEAL       no hand in progress: the next hand (the button moves on) and its initial deal;
+#              the initial deal not complete: the rest of it; complete: the hand on the table
+#              ends, the next hand is dealt (a hand ends at DEAL, as a dealer pushes the pot)
+#   BURN       the next street (burn and turn); draw games draw at the console (discards)
+#   EXPOSED    the last card dealt down to a seat was exposed (TDA RP-2 / 35: the procedure
+#              follows from the hand's state, as for the host's report)
+#   PREMATURE  the last street came out too soon (TDA RP-5, Rule 39 for a flop)
+#   MISDEAL    a misdeal, only with the floor key turned (the floor's ruling, TDA 35)
+#
+# A step a mechanism fault stopped is finished by the button of that step (the same command
+# again); any other press is refused until then, as the host's would be.
+import wire
+from shoe.cards import CODE, UP
+from shoe.hand import DEALING
+from shoe.zones import OP_MOVE
+
+BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")
+SEAT_ZONE = 16  # move entries name seat n as zone 16 + n (bit 7: face up)
+OK = 0
+
+
+class Refused(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def last_down_card(hand):
+    """(seat, index) of the last card dealt face down to a seat (index 1-based in the order the
+    seat received its cards), or None."""
+    log = hand.z.log
+    i = len(log) - 4
+    while i >= 0:
+        if log[i] == OP_MOVE and log[i + 3] & 0x7F >= SEAT_ZONE and not log[i + 3] & 0x80:
+            seat = (log[i + 3] & 0x7F) - SEAT_ZONE
+            held = hand.z.seats.get(seat, ())
+            for k in range(len(held)):
+                if held[k] & CODE == log[i + 1]:
+                    return None if held[k] & UP else (seat, k + 1)
+            return None  # that card has left the seat since (mucked, replaced)
+        i -= 4
+    return None
+
+
+# the interrupted operation (Hand.interrupted[0]) each button finishes
+_FINISHES = {"deal": "deal", "street": "burn", "report": "exposed", "premature": "premature"}
+
+
+def plan(device, button, floor_key):
+    """The commands a press runs, [(name, args)]; raises Refused when the press does nothing."""
+    h = device.hand
+    live = h is not None and h.status == DEALING
+    it = h.interrupted if live else None
+    if it is not None:  # a stopped step: its own button finishes it, nothing else runs
+        if _FINISHES.get(it[0]) != button:
+            raise Refused(wire.WRONG_STATE, "the %s was stopped by a mechanism fault: %s" % (
+                it[0], "press %s again" % _FINISHES[it[0]].upper() if it[0] in _FINISHES
+                else "finish it at the console"))
+        if button == "exposed":
+            return [("report", (1, it[1], it[2]))]
+    if button == "deal":
+        if not live:
+            return [("hand", (0,)), ("deal", (0,))]
+        if it is not None or not h.initial_complete():
+            return [("deal", (0,))]
+        return [("end", ()), ("hand", (0,)), ("deal", (0,))]
+    if not live:
+        raise Refused(wire.WRONG_STATE, "no hand in progress: DEAL starts one")
+    if button == "burn":
+        return [("street", ())]
+    if button == "exposed":
+        where = last_down_card(h)
+        if where is None:
+            raise Refused(wire.WRONG_STATE, "no card dealt down to a seat to report exposed")
+        return [("report", (1, where[0], where[1]))]
+    if button == "premature":
+        return [("report", (2, 0, 0))]
+    if button == "misdeal":
+        if not floor_key:
+            raise Refused(wire.DENIED, "a misdeal needs the floor key turned")
+        return [("report", (3, 0, 0))]
+    raise Refused(wire.BAD_ARGUMENT, "no button %r" % (button,))
+
+
+def press(device, button, floor_key=False):
+    """Run a press: (0, "") when every command of its plan ran, else (the wire status code of
+    the first that did not, its message). The answer is sounded and counted."""
+    code, message = OK, ""
+    try:
+        for name, args in plan(device, button, floor_key):
+            code, message = device.local(name, args, "panel+floor" if floor_key else "panel")
+            if code != OK:
+                break
+    except Refused as e:
+        code, message = e.code, e.message
+    counts = device.counts.setdefault("panel", {})
+    key = button if code == OK else "refused"
+    counts[key] = counts.get(key, 0) + 1
+    device.hal.log("panel: %s: %s" % (button, message or "ok"))
+    signal = getattr(device.hal, "signal", None)
+    if signal is not None:
+        signal(code == OK)
+    return code, message
