@@ -213,7 +213,7 @@ def one(t, seq, body, data, blind=False):
     role = a.sessions.role if authed else W.ROLE_PUBLIC  # (before: logout ends it)
     for dev, bd in ((a, body), (b, body_b)):
         try:
-            out.append(dev.run(seq, bd, authed))
+            out.append(dev.run(seq, bd, authed, (seq, bytes(body))))
         except PowerCut:
             out.append(None)
         except Exception as e:  # anything but the device's own error replies is a crash

@@ -276,17 +276,21 @@ class Session:
                                     keys.session_key(rk, dn, hn), got[1])
         self.frames = {}
 
-    def run(self, seq, body, authed=True):
+    def run(self, seq, body, authed=True, key=None):
+        """key: what makes a frame a resend of an earlier one, (seq, body) by default. Twins
+        are given the input's (seq, A's body): B's body names B's cards, which the same input
+        can name differently later (as cards are dealt), and a resend must be one for both."""
         import wire
 
         if not authed:
             return self.plain(seq, body)
-        frame = self.frames.get((seq, bytes(body)))
+        key = (seq, bytes(body)) if key is None else key
+        frame = self.frames.get(key)
         if frame is None:
             frame = self.session.frame_body(seq, body)
             if len(self.frames) > 64:
                 self.frames.clear()
-            self.frames[(seq, bytes(body))] = frame
+            self.frames[key] = frame
         return self.plain(seq, frame, wire.ACMD)
 
 

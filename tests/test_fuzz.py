@@ -224,6 +224,29 @@ def test_history_0_serves_the_list_of_hands_without_a_copy_of_it():
 
 
 # --- short runs (the dedicated ones: make fuzz) -------------------------------------------------
+def test_twins_resend_the_same_input_s_frame(tmp_path):
+    """Found by the 1,000,000-input run after the panel (19 inputs, a harness false positive):
+    the device harness resent an ACMD frame when (seq, body) repeated, and keyed twin B's on
+    B's translated body, which names B's cards; the same input then named other cards (dealt
+    since), so A got a resend (refused as a replay) and B a fresh frame (run). A resend is
+    now one for both twins: keyed on the input."""
+    import subprocess
+
+    data = bytes.fromhex(
+        "00010900180208747269706c6532375401080774646132303234027b7d000000022d08000303ffff0002"
+        "040000100c0b646f75626c655f666565642c030000000e060c020300040804020a05080117000c0c0770"
+        "656e64696e6700000000050603020118003b0d34000102030405060708090a0b0c0d0e0f141516171011"
+        "121318191a1b1c2a1e1f2021222324282c3025292d31262a2e32272b2f01337100000000020a08000303"
+        "ffff0002040000100c0b646f75626c655f666565642c030000000e060c020300040804020a0508011700"
+        "0c0c0770656e64696e6700000000050603020118000109")
+    path = os.path.join(str(tmp_path), "device-regression.bin")
+    with open(path, "wb") as f:
+        f.write(data)
+    proc = subprocess.run([sys.executable, os.path.join(FUZZ, "run.py"), "--replay", path],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "no finding" in proc.stdout, proc.stdout + proc.stderr
+
+
 def test_atheris_harnesses_short_run(tmp_path):
     """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
     valid frames): every invariant counter 0, every harness process ends normally."""
