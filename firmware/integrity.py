@@ -4,6 +4,10 @@
 # manifest.json), written by `facedown deploy` (the key that signs is this shoe's own: no
 # other shoe's manifest passes). A shoe without a key (not yet provisioned) has nothing to
 # check against and says so. The answer is None (all good) or the reason the shoe locks.
+# A shoe whose MicroPython has a ROMFS partition keeps its modules there (`facedown deploy
+# --romfs`; _boot.py mounts it at /rom, first on sys.path): the manifest lists them as
+# "/rom/<path>", they are hashed the same way, and code in the ROMFS that the manifest does not
+# list locks the shoe as it would on the filesystem.
 import hashlib
 import json
 from binascii import hexlify
@@ -16,6 +20,8 @@ CHUNK = 512
 
 KEY_FILE = "device.key"
 SEEN = "manifest.seen"
+ROM = "/rom"  # where the ROMFS is mounted (a test points it elsewhere)
+ROM_PREFIX = "/rom/"  # manifest paths in the ROMFS
 
 
 def _hmac(key, parts):
@@ -41,9 +47,23 @@ def maintenance_key(store):
     return None if key is None else _hmac(key, (b"facedown role maintenance",))
 
 
+def _path(store, rel):
+    return ROM + rel[4:] if rel.startswith(ROM_PREFIX) else store.path(rel)
+
+
+def rom_files():
+    """The files in the mounted ROMFS as manifest paths ("/rom/..."); none when there is none."""
+    from hal.store import DirStore
+
+    try:
+        return [ROM_PREFIX + rel for rel in DirStore(ROM).files()]
+    except OSError:
+        return []
+
+
 def file_hash(store, rel, buf):
     h = hashlib.sha256()
-    with open(store.path(rel), "rb") as f:
+    with open(_path(store, rel), "rb") as f:
         while True:
             n = f.readinto(buf)
             if not n:
@@ -80,7 +100,7 @@ def check(store):
             return "%s is missing" % rel
         if not isinstance(want, dict) or got != want.get("sha256"):
             return "%s does not match the manifest" % rel
-    for rel in store.files():
+    for rel in store.files() + rom_files():
         if rel not in files and rel.endswith(CODE):
             return "%s is not in the manifest" % rel
     return None

@@ -37,8 +37,10 @@ def main():
     port = hal.open_port()
     link = Link(port, device, hal.clock, hal.caps)
     hal.mech.idle = link.idle
-    hal.log("facedown %s ready: hand %d, events up to %d" % (
-        device_version(), device.hand_no, device.event_next - 1))
+    hal.log("facedown %s ready: hand %d, events up to %d%s" % (
+        device_version(), device.hand_no, device.event_next - 1,
+        " (modules in the ROMFS)" if Device.__module__ in sys.modules and
+        getattr(sys.modules[Device.__module__], "__file__", "").startswith("/rom/") else ""))
     asyncio.run(link.run())
     # only maintenance ends the loop: main.py returns and the REPL takes the serial line
     if hasattr(port, "close"):
@@ -96,8 +98,8 @@ def release():
     import gc
 
     for name in list(sys.modules):
-        if name not in ("sys", "asyncio") and not name.startswith("asyncio."):
-            del sys.modules[name]
+        if name not in ("sys", "asyncio", "vfs") and not name.startswith("asyncio."):
+            del sys.modules[name]  # (vfs: built in; the virtual shoe's ROMFS stands in for it)
     gc.collect()
 
 

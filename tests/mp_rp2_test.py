@@ -42,6 +42,21 @@ def case_filesystem_over_the_journal():
     assert "journal in RAM" in h2.logs[-1]
 
 
+def case_storage_with_a_romfs_partition():
+    """A build with a 192 KB ROMFS partition has a 1216 KB storage region: the journal takes
+    what follows the filesystem, 1024 KB; a region too small for it keeps it in RAM."""
+    try:
+        rp2.STORAGE_BYTES = 1216 * 1024
+        world, hal = fresh()
+        assert hal.caps == 2 and hal.flash.start == JOURNAL_START
+        assert hal.flash.ioctl(4, 0) == 256 and hal.flash.len == 1024 * 1024
+        rp2.STORAGE_BYTES = JOURNAL_START + 63 * 4096
+        world, hal = fresh()
+        assert hal.caps == 0 and "under 64 blocks" in hal.logs[-1]
+    finally:
+        rp2.STORAGE_BYTES = 1408 * 1024
+
+
 def case_frames():
     f = frame("RD,07")
     assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
@@ -652,7 +667,8 @@ def case_panel():
     assert tuple(n for n, _ in hal.buttons) == BUTTONS  # (= panel.BUTTONS: test_panel.py)
 
 
-TESTS = [case_wiring, case_filesystem_over_the_journal, case_frames, case_normal_feed,
+TESTS = [case_wiring, case_filesystem_over_the_journal, case_storage_with_a_romfs_partition,
+         case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
          case_rng_health_faults, case_rng_boots, case_journal_on_flash, case_power_cut_inspect,

@@ -7,9 +7,10 @@ import os
 from facedown import keys
 
 
-def provision(folder, device_id, code_files=()):
+def provision(folder, device_id, code_files=(), rom=None):
     """Give the shoe whose filesystem is folder a key and a signed manifest of code_files
-    (paths relative to folder). Returns the keys.Key."""
+    (paths relative to folder, or "/rom/..." in the folder rom that plays its ROMFS). Returns
+    the keys.Key."""
     import hashlib
 
     key = keys.Key.generate(device_id)
@@ -17,7 +18,8 @@ def provision(folder, device_id, code_files=()):
         f.write(key.key.hex())
     files = {}
     for rel in code_files:
-        with open(os.path.join(folder, rel), "rb") as f:
+        path = os.path.join(rom, rel[5:]) if rel.startswith("/rom/") else os.path.join(folder, rel)
+        with open(path, "rb") as f:
             files[rel] = {"sha256": hashlib.sha256(f.read()).hexdigest()}
     data = json.dumps({"files": files}).encode()
     with open(os.path.join(folder, "manifest.json"), "wb") as f:

@@ -255,3 +255,77 @@ def test_the_shoe_s_wire_module_is_the_codec_without_the_prose(tmp_path):
     assert not os.path.exists(tmp_path / "img" / "wire.py")
     with pytest.raises(Exception, match="no .* line"):
         device_wire(src.replace("# --- SPEC.md tables (host only", "# --- tables"))
+
+
+@pytest.fixture(scope="module")
+def rom_shoe(tmp_path_factory):
+    """A virtual shoe whose MicroPython has a 192 KB ROMFS partition (the shoe's custom build)."""
+    flash = tmp_path_factory.mktemp("deploy-romfs") / "flash"
+    with VirtualShoe(flash=flash, romfs=192 * 1024) as s:
+        s.key.save(keys.keystore_path(s.key.device))
+        s.start(ready_line="ready", timeout=20)
+        yield s
+
+
+def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
+    """--romfs: the modules go to the ROMFS (they run from flash), main.py and the pin map to
+    the filesystem; the boot check hashes the ROMFS too (a changed byte there locks the shoe);
+    a deploy without --romfs clears it, so no old module comes first on sys.path."""
+    shoe = rom_shoe
+    assert "modules in the ROMFS" not in shoe.log()
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs")
+    assert code == 0, err
+    assert re.search(r"verified, manifest signed, modules in the ROMFS \(\d+ bytes\)", out), out
+    reboot(shoe)
+    assert "ready: hand 0, events up to 0 (modules in the ROMFS)" in shoe.log()
+    files = flash_files(shoe.flash)
+    assert not [f for f in files if f.endswith(".mpy")], "no module left on the filesystem"
+    with open(files["manifest.json"]) as f:
+        manifest = json.load(f)
+    assert "/rom/device.mpy" in manifest["files"] and "main.py" in manifest["files"]
+    c = shoe.connect(timeout=20)
+    try:
+        assert c.status()["locked"] is None
+        c.call("config", "holdem", 0b1110, 3, "tda2024", "{}")
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert len(c.status()["table"]["seats"]["1"]) == 2
+        c.call("end")
+    finally:
+        c.close()
+    code, out, err = facedown(capsys, "--port", shoe.port, "verify")
+    assert code == 0 and "OK" in out and "/rom/shoe/hand.mpy" in out, out + err
+    reboot(shoe)
+    # a byte of a module in the partition changes (one the boot does not import: a changed
+    # module it imports may fail to load, and a shoe in production then stops): it locks
+    with open(os.path.join(shoe.flash, "romfs.bin"), "rb") as f:
+        rom = bytearray(f.read())
+    at = rom.index(b"scenario.mpy") + 400
+    rom[at] ^= 0x01
+    with open(os.path.join(shoe.flash, "romfs.bin"), "wb") as f:
+        f.write(rom)
+    shoe.stop()
+    shoe.start(ready_line="ready", timeout=20)
+    c = shoe.connect(timeout=20)
+    try:
+        assert "/rom/scenario.mpy does not match" in c.status()["locked"]
+    finally:
+        c.close()
+    # back to the filesystem: the ROMFS is cleared, the shoe boots the filesystem's modules
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+    assert code == 0 and "the ROMFS cleared" in out, out + err
+    reboot(shoe)
+    assert "modules in the ROMFS" not in shoe.log()
+    c = shoe.connect(timeout=20)
+    try:
+        assert c.status()["locked"] is None
+    finally:
+        c.close()
+
+
+def test_deploy_romfs_needs_a_partition(shoe, capsys):
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs", "--no-reset")
+    assert code != 0 and "has no ROMFS partition" in err
+    deploy.Maintenance(shoe.port).reset()  # it stopped at the REPL: back to the protocol
+    reboot(shoe)
+    assert identify(shoe)["firmware"] == VERSION

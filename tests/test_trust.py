@@ -5,6 +5,7 @@ protocol, firmware and command line on a virtual shoe."""
 import json
 import os
 import re
+import shutil
 import sys
 
 import pytest
@@ -266,6 +267,33 @@ def test_the_boot_check_locks_on_any_change(tmp_path, tamper, reason):
     if tamper is not None:
         tamper(folder)
     got = check(DirStore(folder))
+    assert (got is None) if reason is None else (reason in got), got
+
+
+@pytest.mark.parametrize("tamper,reason", [
+    (None, None),
+    (lambda rom: open(os.path.join(rom, "shoe/hand.mpy"), "ab").write(b"x"),
+     "/rom/shoe/hand.mpy does not match"),
+    (lambda rom: open(os.path.join(rom, "evil.mpy"), "wb").write(b"M"),
+     "/rom/evil.mpy is not in the manifest"),
+    (lambda rom: shutil.rmtree(rom), "/rom/device.mpy is missing"),
+])
+def test_the_boot_check_covers_the_romfs_partition(tmp_path, monkeypatch, tamper, reason):
+    """Modules in a ROMFS partition (deploy --romfs) are listed as /rom/<path>: hashed, and
+    code there that the manifest does not list locks the shoe."""
+    import integrity
+    from hal.store import DirStore
+
+    folder, files = _image(tmp_path)
+    rom = tmp_path / "rom"
+    (rom / "shoe").mkdir(parents=True)
+    (rom / "device.mpy").write_bytes(b"M\x06device")
+    (rom / "shoe" / "hand.mpy").write_bytes(b"M\x06hand")
+    monkeypatch.setattr(integrity, "ROM", str(rom))
+    provision(folder, "sim-x", files + ["/rom/device.mpy", "/rom/shoe/hand.mpy"], rom=str(rom))
+    if tamper is not None:
+        tamper(str(rom))
+    got = integrity.check(DirStore(folder))
     assert (got is None) if reason is None else (reason in got), got
 
 

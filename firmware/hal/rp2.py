@@ -31,6 +31,10 @@
 #     0x0A0000 - 0x0CFFFF   192 KB   storage +0:      littlefs, the shoe's .py files and pinmap.json
 #     0x0D0000 - 0x1FFFFF  1216 KB   storage +192 KB: the journal, JOURNAL_BLOCKS (304) x 4 KB
 #
+# A build with a ROMFS partition (MICROPY_HW_ROMFS_BYTES: the modules run in place from flash,
+# docs/deploy.md) takes it from the storage region, which then starts and ends later: with
+# 192 KB of ROMFS the journal runs from +192 KB to the region's end, 1024 KB (256 blocks).
+#
 # The stock RPI_PICO firmware's frozen _boot.py mounts littlefs over the whole 1408 KB storage
 # region (and reformats it all when that mount fails), so the journal can only own its 1216 KB
 # on a firmware built with a _boot.py that mounts rp2.Flash(start=0, len=FS_BYTES) instead. Rp2Hal
@@ -59,10 +63,11 @@ from hal.store import DirStore
 from journal import BLOCK, JOURNAL_BLOCKS
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
-STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO
+STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO (no ROMFS)
 FS_BYTES = 192 * 1024      # the filesystem's share of the storage region
 JOURNAL_START = FS_BYTES   # the journal right after it
-JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK
+JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK  # on the stock layout; the partition runs to the end
+MIN_JOURNAL_BLOCKS = 64    # a smaller storage region keeps no durable journal (~200 hands)
 LOG_LINES = 32
 BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")  # panel.BUTTONS: pins btn_<name>
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
@@ -90,12 +95,14 @@ def fs_bytes():
 
 
 def partition(fs_size):
-    """The journal's block device: (device, durable). rp2.Flash at JOURNAL_START when the
-    filesystem stays below it; otherwise a RAM stand-in (see the layout above)."""
-    if JOURNAL_START + JOURNAL_LEN > STORAGE_BYTES:
-        raise ValueError("the journal does not fit the storage region")
+    """The journal's block device: (device, durable). rp2.Flash from JOURNAL_START to the end of
+    MicroPython's storage region (JOURNAL_LEN on the stock 2 MB layout; less on a build with a
+    ROMFS partition, which takes its flash from the storage region) when the filesystem stays
+    below it; otherwise a RAM stand-in (see the layout above)."""
     if fs_size <= JOURNAL_START:
-        return rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN), True
+        dev = rp2.Flash(start=JOURNAL_START)
+        if (dev.ioctl(4, 0) or 0) >= MIN_JOURNAL_BLOCKS:
+            return dev, True
     return _ram_journal(2), False
 
 
@@ -149,9 +156,11 @@ class Rp2Hal:
         self.flash, durable = partition(size)
         self.caps = CAP_JOURNAL if durable else 0
         if not durable:
-            self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB: "
-                     "journal in RAM only (flash a firmware whose _boot.py mounts %d KB)"
-                     % (size // 1024, JOURNAL_START // 1024, FS_BYTES // 1024))
+            self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB, "
+                     "or the storage region leaves it under %d blocks: journal in RAM only "
+                     "(flash a firmware whose _boot.py mounts %d KB)"
+                     % (size // 1024, JOURNAL_START // 1024, MIN_JOURNAL_BLOCKS,
+                        FS_BYTES // 1024))
         self.rosc = None  # type: Any  # the health-tested ROSC (shoe.health.CheckedSource)
         self.drbg = None  # type: Any  # the HMAC-DRBG, from the first hand on
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())

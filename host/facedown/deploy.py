@@ -38,13 +38,15 @@ from .errors import UserError
 W = wire()
 MANIFEST = "manifest.json"
 MANIFEST_MAC = "manifest.mac"
+ROM_PREFIX = "/rom/"  # manifest paths in the ROMFS partition (firmware/integrity.py)
+ROMFS_IMAGE = "program.romfs"  # the ROMFS image, built beside the image's files (not copied)
 PICO_MARCH = "armv6m"
 # Files a shoe's filesystem holds that are not firmware (its key, boot counter, audit log and the
 # manifest's MAC; the simulator's flash folder also keeps its device id, journal file, output
 # tray and log there): never hashed, compared or pruned.
 DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt", "device.key", "auth.fail",
               "boots", "counters", "audit.log", "audit.old", "manifest.mac", "manifest.seen",
-              "maint.actor", "keyswitch", "floorkey", "panel")
+              "maint.actor", "keyswitch", "floorkey", "panel", "romfs.bin", "romfs_boot")
 PROMPT = b">>> "
 PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
 #                        to a shoe in its protocol it is noise before a SYNC, and ignored
@@ -94,9 +96,10 @@ def hash_file(path):
     return h.hexdigest(), size
 
 
-def make_manifest(image, march, root=ROOT, files=None):
+def make_manifest(image, march, root=ROOT, files=None, rom=()):
     """The manifest of an image folder: every file's sha256 and size, the firmware version, the
-    target, when and from what it was built. Written into the image as manifest.json."""
+    target, when and from what it was built. Written into the image as manifest.json. Files in
+    rom go to the shoe's ROMFS partition: they are listed as "/rom/<path>"."""
     if files is None:
         files = sorted(os.path.relpath(os.path.join(d, n), image).replace(os.sep, "/")
                        for d, _, names in os.walk(image) for n in names)
@@ -105,7 +108,7 @@ def make_manifest(image, march, root=ROOT, files=None):
         if rel == MANIFEST:
             continue
         digest, size = hash_file(os.path.join(image, rel))
-        entries[rel] = {"sha256": digest, "size": size}
+        entries[ROM_PREFIX + rel if rel in rom else rel] = {"sha256": digest, "size": size}
     manifest = {
         "firmware": firmware_version(root),
         "protocol": W.PROTOCOL_VERSION,
@@ -122,10 +125,34 @@ def make_manifest(image, march, root=ROOT, files=None):
     return manifest
 
 
-def build(dest, march, root=ROOT):
-    """Build the image in dest and write its manifest; returns the manifest."""
+def build(dest, march, root=ROOT, romfs=False):
+    """Build the image in dest and write its manifest; returns the manifest. romfs: the modules
+    (.mpy) go to the shoe's ROMFS partition: their image is ROMFS_IMAGE in dest."""
     files = build_image(dest, march, root)
-    return make_manifest(dest, march, root, files)
+    rom = [f for f in files if f.endswith(".mpy")] if romfs else []
+    if romfs:
+        romfs_image(dest, rom)
+    return make_manifest(dest, march, root, files, rom)
+
+
+def romfs_image(image, rom):
+    """ROMFS_IMAGE in the image folder: its files rom as a ROMFS image (mpremote's builder; an
+    empty list gives an empty ROMFS, which clears a partition). Returns its path."""
+    import contextlib
+    import io
+
+    from mpremote.romfs import make_romfs
+
+    with tempfile.TemporaryDirectory(prefix="facedown-romfs-") as stage:
+        for rel in rom:
+            os.makedirs(os.path.dirname(os.path.join(stage, rel)), exist_ok=True)
+            shutil.copyfile(os.path.join(image, rel), os.path.join(stage, rel))
+        with contextlib.redirect_stdout(io.StringIO()):
+            data = make_romfs(stage, mpy_cross=False)
+    path = os.path.join(image, ROMFS_IMAGE)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
 
 
 def load_manifest(path):
@@ -183,7 +210,42 @@ _fd_b = os.getcwd()
 _fd_files = _fd_walk(_fd_b, _fd_b.rstrip("/") + "/", [])
 """
 
-_HASH = _WALK + """
+# the ROMFS partition, when the shoe's MicroPython has one: mounted at /rom if it is not (mpremote
+# romfs deploy leaves it unmounted until the next boot), its files listed as /rom/<path>
+_ROMWALK = """
+try:
+    import vfs
+    try:
+        os.stat("/rom")
+    except OSError:
+        vfs.mount(vfs.VfsRom(vfs.rom_ioctl(2, 0)), "/rom")
+    _fd_files += ["/rom" + _fd_p for _fd_p in _fd_walk("/rom", "/rom", [])]
+except Exception:
+    pass
+"""
+
+_ROMINFO = """
+try:
+    import vfs
+    _fd_n = vfs.rom_ioctl(1) if hasattr(vfs, "rom_ioctl") else 0
+    _fd_d = vfs.rom_ioctl(2, 0) if _fd_n > 0 else None
+    _fd_z = -1 if _fd_d is None or (isinstance(_fd_d, int) and _fd_d < 0) else len(_fd_d)
+except Exception:
+    _fd_z = -1
+_fd_c = 0
+try:
+    import os
+    try:
+        os.stat("/rom")
+    except OSError:
+        vfs.mount(vfs.VfsRom(_fd_d), "/rom")
+    _fd_c = len(list(os.ilistdir("/rom")))
+except Exception:
+    pass
+print("R", _fd_z, _fd_c)
+"""
+
+_HASH = _WALK + _ROMWALK + """
 import hashlib, binascii
 _fd_buf = bytearray(512)
 _fd_mv = memoryview(_fd_buf)
@@ -451,11 +513,25 @@ class Maintenance:
                     manifest = None
         return files, manifest
 
+    def romfs(self):
+        """(the ROMFS partition's size in bytes, or -1 when the shoe's MicroPython has none; how
+        many entries its root holds)."""
+        out = self.exec(_ROMINFO)
+        for line in out.splitlines():
+            if line.startswith("R "):
+                _, size, count = line.split()
+                return int(size), int(count)
+        return -1, 0
+
+    def write_romfs(self, path):
+        """Write a ROMFS image to the shoe's partition (mpremote romfs deploy)."""
+        self.mpremote("romfs", "deploy", path)
+
     def prepare(self, manifest):
         """Make the image's folders; remove main.py (a shoe cut off mid-copy then boots to its
         REPL, never into a mix of old and new modules) and every module the image does not have
         (a stale foo.py would shadow foo.mpy). Returns the removed paths."""
-        files = manifest["files"]
+        files = [rel for rel in manifest["files"] if not rel.startswith(ROM_PREFIX)]
         dirs = sorted({rel.rsplit("/", 1)[0] for rel in files if "/" in rel},
                       key=lambda d: d.count("/"))
         out = self.exec(_PREPARE % {"dirs": dirs, "keep": set(files)})
@@ -518,10 +594,14 @@ def _target(session, march):
     return PICO_MARCH if session.ask_platform() == "rp2" else None
 
 
-def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, key=None):
+def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, key=None,
+           romfs=False):
     """Build, copy, verify and reset. Returns a result dict (raises UserError on failure). A
     provisioned shoe gets the manifest signed with its key (manifest.mac): it checks it at every
-    boot and locks if anything differs."""
+    boot and locks if anything differs. romfs: the modules go to the ROMFS partition of the
+    shoe's MicroPython (they run in place from flash: a third of the heap), the rest to its
+    filesystem; without it, a ROMFS that holds modules is cleared (they would come first on
+    sys.path)."""
     from . import keys
 
     t0 = time.monotonic()
@@ -536,6 +616,11 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
         if key.device and key.device != device:
             raise UserError("the key is for %s, but this shoe is %s" % (key.device, device))
     target = _target(session, march)
+    rom_size, rom_entries = session.romfs()
+    if romfs and rom_size < 0:
+        raise UserError("the MicroPython on %s has no ROMFS partition" % port,
+                        hint="flash a MicroPython built with MICROPY_HW_ROMFS_BYTES "
+                             "(docs/deploy.md), or deploy without --romfs")
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="facedown-image-")
@@ -543,8 +628,12 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
     else:
         image = os.path.abspath(out)
     try:
-        manifest = build(image, target)
-        files = sorted(manifest["files"])
+        manifest = build(image, target, romfs=romfs)
+        files = sorted(f for f in manifest["files"] if not f.startswith(ROM_PREFIX))
+        rom_bytes = os.path.getsize(os.path.join(image, ROMFS_IMAGE)) if romfs else 0
+        if romfs and rom_bytes > rom_size:
+            raise UserError("the modules' ROMFS image (%d bytes) does not fit the %d-byte "
+                            "partition on %s" % (rom_bytes, rom_size, port))
         signed = []
         if provisioned:
             with open(os.path.join(image, MANIFEST), "rb") as f:
@@ -557,6 +646,12 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
         order = [f for f in files if f != "main.py"] + [MANIFEST] + signed + \
                 (["main.py"] if "main.py" in files else [])
         removed = session.prepare(manifest)
+        cleared = False
+        if romfs:
+            session.write_romfs(os.path.join(image, ROMFS_IMAGE))
+        elif rom_entries > 0:  # another deploy's modules: they would shadow these
+            session.write_romfs(romfs_image(image, []))
+            cleared = True
         bar = _progress(len(order), "deploying")
 
         def on_file(rel, skipped):
@@ -573,8 +668,9 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    result = {"firmware": manifest["firmware"], "march": target, "files": len(files),
-              "signed": bool(signed),
+    result = {"firmware": manifest["firmware"], "march": target,
+              "files": len(manifest["files"]), "romfs": rom_bytes if romfs else None,
+              "romfs_cleared": cleared, "signed": bool(signed),
               "bytes": sum(e["size"] for e in manifest["files"].values()),
               "removed": removed, "up_to_date": skipped, "matches": matches,
               "mismatches": mismatches, "missing": missing, "extra": extra,
@@ -608,11 +704,13 @@ def verify(port, manifest=None, march="auto", reset=True, timeout=10.0, key=None
             mac = session.read_bytes(MANIFEST_MAC)
             authentic = data is not None and mac is not None and \
                 key.manifest_mac(data) == mac.decode(errors="replace").strip()
-        if manifest is None:
-            target = _target(session, march)
-            with tempfile.TemporaryDirectory(prefix="facedown-image-") as tmp:
-                manifest = build(os.path.join(tmp, "image"), target)
         device_files, installed = session.files()
+        if manifest is None:  # this checkout's, laid out as the installed one (ROMFS or not)
+            target = _target(session, march)
+            romfs = installed is not None and any(
+                rel.startswith(ROM_PREFIX) for rel in installed.get("files", {}))
+            with tempfile.TemporaryDirectory(prefix="facedown-image-") as tmp:
+                manifest = build(os.path.join(tmp, "image"), target, romfs=romfs)
     finally:
         if reset:
             session.reset()
@@ -647,6 +745,9 @@ def add_command(sub):
     p.add_argument("--out", metavar="DIR", help="keep the built image (and its manifest) here")
     p.add_argument("--no-reset", action="store_true",
                    help="leave the shoe at its REPL afterwards")
+    p.add_argument("--romfs", action="store_true",
+                   help="put the modules in the ROMFS partition of the shoe's MicroPython "
+                        "(they run from flash; docs/deploy.md)")
     p.add_argument("--key-file", metavar="FILE",
                    help="the shoe's key file (device or maintenance key; default: "
                         "$FACEDOWN_KEY_FILE, $FACEDOWN_KEY, the key store): signs the manifest")
@@ -673,6 +774,8 @@ def add_command(sub):
     p.add_argument("--out", metavar="DIR", required=True, help="the image folder (replaced)")
     p.add_argument("--march", default=PICO_MARCH, choices=(PICO_MARCH, "host"),
                    help="armv6m (a Pico, default) or host (the unix port)")
+    p.add_argument("--romfs", action="store_true",
+                   help="the modules as a ROMFS image (%s), listed as /rom/<path>" % ROMFS_IMAGE)
     p.set_defaults(func=run_image)
 
 
@@ -691,8 +794,13 @@ def _key(args):
 
 def run_deploy(args):
     port = _port(args)
-    r = deploy(port, args.march, args.out, reset=not args.no_reset, key=_key(args))
+    r = deploy(port, args.march, args.out, reset=not args.no_reset, key=_key(args),
+               romfs=args.romfs)
     extra = []
+    if r["romfs"]:
+        extra.append("modules in the ROMFS (%d bytes)" % r["romfs"])
+    if r["romfs_cleared"]:
+        extra.append("the ROMFS cleared")
     if r["removed"]:
         extra.append("%d stale removed" % len(r["removed"]))
     if r["up_to_date"]:
@@ -779,8 +887,9 @@ def run_provision(args):
 
 def run_image(args):
     march = None if args.march == "host" else args.march
-    m = build(os.path.abspath(args.out), march)
-    print("image %s: firmware %s, %d files, %d bytes (%s); manifest %s" % (
+    m = build(os.path.abspath(args.out), march, romfs=args.romfs)
+    print("image %s: firmware %s, %d files, %d bytes (%s); manifest %s%s" % (
         args.out, m["firmware"], len(m["files"]), sum(e["size"] for e in m["files"].values()),
-        march or "host bytecode", os.path.join(args.out, MANIFEST)))
+        march or "host bytecode", os.path.join(args.out, MANIFEST),
+        "; ROMFS image %s" % os.path.join(args.out, ROMFS_IMAGE) if args.romfs else ""))
     return 0

@@ -48,8 +48,82 @@ LOG_NAME = "shoe.log"
 # scenarios. Whether it fits a Pico is benchmarks/memory.py's figure (its estimate, not this
 # heap); the engine alone is held to 192K in its own tests.
 HEAP = "320K"
+ROMFS_BOOT_FILE = "romfs_boot"  # no .py: not a program file of the shoe (firmware/integrity.py)
+# A MicroPython build with a ROMFS partition, on the unix port: vfs.rom_ioctl over romfs.bin (the
+# partition), its image mounted at /rom and put first on sys.path, then main.py. On a Pico the
+# firmware does the first part in C and the shoe's _boot.py the second (docs/deploy.md).
+ROMFS_BOOT = """import os
+import sys
+import vfs
+
+_ROM_BYTES = int(os.getenv("FACEDOWN_ROMFS_BYTES"))
+_ROM = bytearray(_ROM_BYTES)
+try:
+    with open("romfs.bin", "rb") as _f:
+        if _f.readinto(_ROM) != _ROM_BYTES:
+            raise OSError("another size")
+except OSError:  # a partition never written: erased
+    for _i in range(_ROM_BYTES):
+        _ROM[_i] = 0xFF
+
+
+def _rom_ioctl(op, *args):
+    # MicroPython's vfs.rom_ioctl for one partition (docs: library/vfs.rst)
+    if op == 1:
+        return 1
+    if args and args[0] != 0:
+        return -2  # ENOENT
+    if op == 2:
+        return memoryview(_ROM)
+    if op == 3:  # prepare: (offset, length) or (length): erase
+        off, n = (args[1], args[2]) if len(args) == 3 else (0, args[1])
+        for i in range(off, min(off + n, _ROM_BYTES)):
+            _ROM[i] = 0xFF
+        return 4
+    if op == 4:
+        off, buf = args[1], args[2]
+        _ROM[off:off + len(buf)] = buf
+        return 0
+    if op == 5:
+        with open("romfs.bin.tmp", "wb") as f:
+            f.write(_ROM)
+        os.rename("romfs.bin.tmp", "romfs.bin")
+        return 0
+    if op == 6:
+        return 4096
+    return -22  # EINVAL
+
+
+class _Vfs:
+    pass
+
+
+_shim = _Vfs()
+for _n in dir(vfs):
+    if not _n.startswith("__"):
+        setattr(_shim, _n, getattr(vfs, _n))
+_shim.rom_ioctl = _rom_ioctl
+sys.modules["vfs"] = _shim
+try:
+    vfs.mount(vfs.VfsRom(memoryview(_ROM)), "/rom")
+    sys.path.insert(0, "/rom")
+except Exception:
+    pass  # an empty or erased partition
+del _n, _shim
+exec(open("main.py").read())
+"""
 BOOT_MARK = b"=== virtualshoe: power on ===\n"
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
+
+
+def _kb(heapsize):
+    """A -X heapsize ("320K", "1M", "327680") in KB."""
+    text = str(heapsize).upper()
+    if text.endswith("K"):
+        return int(text[:-1])
+    if text.endswith("M"):
+        return int(text[:-1]) * 1024
+    return int(text) // 1024
 
 
 def find_micropython():
@@ -126,6 +200,12 @@ class VirtualShoe:
     repl        the process's stdin/stdout are the device end of the cable and the REPL follows
                 main.py (``-i``), as on a Pico; default: True for the firmware's own main.py,
                 False with a stand-in ``main`` (whose stdout then goes to shoe.log).
+    romfs       the size in bytes of a ROMFS partition, as a MicroPython built with one has
+                (``MICROPY_HW_ROMFS_BYTES``): the file romfs.bin in the flash folder plays it,
+                ``vfs.rom_ioctl`` writes it (``mpremote romfs deploy``, ``facedown deploy
+                --romfs``), and at power-on it is mounted at /rom, first on sys.path, before
+                main.py runs (ROMFS_BOOT: what the shoe's _boot.py does on a Pico). The heap
+                grows by the partition's size (the unix port holds it in RAM).
     provision   give the shoe a device id and its own key (kept in flash as device.key; the
                 host's copy is ``self.key``), and sign the installed firmware's manifest with
                 it, as `facedown provision` and `facedown deploy` do for a real shoe. A flash
@@ -134,8 +214,11 @@ class VirtualShoe:
 
     def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize=HEAP,
                  micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
-                 compile=True, repl=None, provision=True):
+                 compile=True, repl=None, provision=True, romfs=None):
         self.micropython = micropython or find_micropython()
+        self.romfs = romfs
+        if romfs:
+            heapsize = "%dK" % (_kb(heapsize) + (romfs + 1023) // 1024)
         self.compile = compile
         self.repl = (main is None) if repl is None else bool(repl)
         self.heapsize = heapsize
@@ -194,6 +277,9 @@ class VirtualShoe:
                 shutil.copyfile(src, target)
         if main is not None:
             shutil.copyfile(os.fspath(main), os.path.join(self.flash, "main.py"))
+        if self.romfs:
+            with open(os.path.join(self.flash, ROMFS_BOOT_FILE), "w") as f:
+                f.write(ROMFS_BOOT)
         if self.compile:
             compile_folder(self.flash)  # as deployed: bytecode, not source compiled at boot
         if self.provision:
@@ -298,12 +384,14 @@ class VirtualShoe:
         env = dict(os.environ)
         env.update(self.env)
         env["FACEDOWN_PORT"] = self.modem.a_path
+        if self.romfs:
+            env["FACEDOWN_ROMFS_BYTES"] = str(self.romfs)
         cmd = [self.micropython, "-X", "heapsize=%s" % self.heapsize] + self.args
         tty = None
         if self.repl:  # the cable is the console: the REPL follows main.py on it
             cmd.append("-i")
             tty = os.open(self.modem.a_path, os.O_RDWR | os.O_NOCTTY)
-        cmd.append("main.py")
+        cmd.append(ROMFS_BOOT_FILE if self.romfs else "main.py")
         try:
             with open(self.log_path, "ab") as log:
                 log.write(BOOT_MARK)
