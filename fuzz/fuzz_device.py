@@ -9,6 +9,8 @@ Input: records `op u8 | len u8 | body` (a CMD body, decoded by the device itself
             cannot tell where the card in flight went (the operator must send recover)
   0xFF      a power cut between commands (body[0] bit 0: the sensors cannot tell what is
             at the output), then both devices boot from their journals
+  0xFE      a press of the front panel's button body[0] (panel.BUTTONS), with the floor key
+            turned if body[1] bit 0 is set: the commands it runs (firmware/panel.py)
 Two devices run the same input: A, and its twin B whose undealt stub is reordered after every
 new hand, every reboot and on bit 2 (after a stretch not compared, both boot again from A's
 journal at the next hand). After each command: A's reply is no internal fault; if it
@@ -43,6 +45,7 @@ with atheris.instrument_imports(exclude=["journal", "hal.flashdev", "shoe.snapsh
 
 MAX_COMMANDS = 48
 REBOOT = 0xFF
+PANEL = 0xFE
 STATUS = W.COMMAND_IDS["status"]
 HISTORY = W.COMMAND_IDS["history"]
 HAND = W.COMMAND_IDS["hand"]
@@ -258,31 +261,38 @@ def one(t, seq, body, data, blind=False):
             stats.finding("disclosures", data, why)
     if not t.ni:
         return ra
-    # noninterference: B must look like A, the dealt cards aside
+
+    def views(names_a, names_b):
+        if a.status_cache is not cache_a:
+            t.status_a = fuzzlib.relabel_text(a.status_cache[1].decode(), names_a)
+        if b.status_cache is not cache_b:
+            t.status_b = fuzzlib.relabel_text(b.status_cache[1].decode(), names_b)
+        if cached:  # compared when it was made
+            return ra[0], rb[0]
+        return (view(a, cid, ra, names_a, t.status_a), view(b, cid, rb, names_b, t.status_b))
+
+    alike(t, data, body.hex(), views)
+    return ra
+
+
+def alike(t, data, what, views):
+    """Noninterference: B must look like A, the dealt cards aside (views(names_a, names_b):
+    what the host sees of the step on each, every card named canonically)."""
+    a, b = t.a, t.b
     (log_a, lab_a, hid_a), (log_b, lab_b, hid_b) = t.labels()
     if hid_a or hid_b:
         stats.finding("disclosures", data, "the log names cards inside the stub: %r %r" % (
             hid_a, hid_b))
-        return ra
+        return
     phi = fuzzlib.bijection(lab_a, lab_b)
     psi = {v: k for k, v in phi.items()}
-    names_a = fuzzlib.name_map(lab_a)
-    names_b = fuzzlib.name_map(lab_b, psi)
-    if a.status_cache is not cache_a:
-        t.status_a = fuzzlib.relabel_text(a.status_cache[1].decode(), names_a)
-    if b.status_cache is not cache_b:
-        t.status_b = fuzzlib.relabel_text(b.status_cache[1].decode(), names_b)
-    if cached:  # compared when it was made
-        va, vb = ra[0], rb[0]
-    else:
-        va = view(a, cid, ra, names_a, t.status_a)
-        vb = view(b, cid, rb, names_b, t.status_b)
+    va, vb = views(fuzzlib.name_map(lab_a), fuzzlib.name_map(lab_b, psi))
     ca = (a.hand_no, a.event_next, len(a.held), a.hand is None or len(a.hand.z.stub),
           a.recovery is None, a.maintenance)
     cb = (b.hand_no, b.event_next, len(b.held), b.hand is None or len(b.hand.z.stub),
           b.recovery is None, b.maintenance)
     if log_a != log_b or va != vb or ca != cb:
-        what = "after %s: " % body.hex()
+        what = "after %s: " % what
         if log_a != log_b:
             k = next(i for i in range(min(len(log_a), len(log_b)) + 1)
                      if i >= len(log_a) or i >= len(log_b) or log_a[i] != log_b[i])
@@ -293,7 +303,51 @@ def one(t, seq, body, data, blind=False):
             what += "counters differ: %r / %r" % (ca, cb)
         stats.finding("disclosures", data, what)
         t.ni = False
-    return ra
+
+
+def press(t, body, data):
+    """A press of the front panel's button body[0] (panel.BUTTONS; body[1] bit 0: the floor key
+    turned) on both devices, checked as a command is."""
+    import panel
+
+    button = panel.BUTTONS[body[0] % len(panel.BUTTONS)] if body else "deal"
+    key = len(body) > 1 and bool(body[1] & 1)
+    a = t.a
+    before = fuzzlib.observe(a)
+    out = []
+    for dev in (t.a, t.b):
+        try:
+            out.append(panel.press(dev, button, key))
+        except PowerCut:
+            out.append(None)
+        except Exception as e:
+            stats.finding("crashes", data, "panel %s raised\n%s" % (button, fuzzlib.describe(e)))
+            return "dead"
+    ra, rb = out
+    if ra is None or rb is None:
+        stats.count("power_cuts")
+        if (ra is None) != (rb is None) and t.ni:
+            stats.finding("disclosures", data, "only one twin lost power on the %s button" %
+                          button)
+        t.reboot(False)
+        return "cut"
+    for dev, r in ((t.a, ra), (t.b, rb)):
+        if r[0] == W.FAULT:
+            stats.finding("crashes", data, "panel %s: %s\nlog: %r" % (button, r[1],
+                                                                       dev.hal.logs[-3:]))
+            return "dead"
+    if ra[0] not in (W.OK, W.MECHANISM):
+        stats.count("panel:refused")
+        if fuzzlib.observe(a) != before:
+            stats.finding("rejected_changes", data, "panel %s refused (%r) changed the state: "
+                                                    "%s" % (button, ra, fuzzlib.changed(
+                                                        before, fuzzlib.observe(a))))
+    else:
+        stats.count("panel:" + button)
+    if t.ni:
+        alike(t, data, "the %s button" % button, lambda na, nb: (
+            (ra[0], fuzzlib.relabel_text(ra[1], na)), (rb[0], fuzzlib.relabel_text(rb[1], nb))))
+    return (ra[0],)
 
 
 def play(data):
@@ -303,6 +357,14 @@ def play(data):
     for op, body in records(data):
         if op == REBOOT:
             t.reboot(bool(body[:1]) and bool(body[0] & 1))
+            continue
+        if op == PANEL:
+            hand_no = t.a.hand_no
+            r = press(t, body, data)
+            if r == "dead":
+                break
+            if r != "cut" and r[0] == W.OK and t.a.hand_no != hand_no:
+                new_hand(t, rnd)
             continue
         mode = op & 3
         if mode == 0:
@@ -320,19 +382,23 @@ def play(data):
         if r == "cut":
             continue
         if r[0] == W.OK and body[:1] == bytes([HAND]) and t.a.hand_no != hand_no:
-            # a new hand: the comparison starts again, from twins alike but for the stub
-            if counterfeit(t.a):
-                t.ni = False
-            elif t.ni:
-                permute(t.b, rnd)
-            else:
-                t.refork()
-                t.ni = True
+            new_hand(t, rnd)
         if t.a.maintenance:
             t.reboot(False)  # the REPL had the line; a reset returns to the protocol
         h = t.a.hand
         if h is not None and h.status == DEALING:
             stats.count("steps_mid_hand")
+
+
+def new_hand(t, rnd):
+    """A new hand: the comparison starts again, from twins alike but for the stub."""
+    if counterfeit(t.a):
+        t.ni = False
+    elif t.ni:
+        permute(t.b, rnd)
+    else:
+        t.refork()
+        t.ni = True
 
 
 TestOneInput = fuzzlib.harness(stats, play)

@@ -76,6 +76,11 @@ def seeds():
                                         W.encode_command("recover", [card]),
                                         W.encode_command("deal", [0])]))
     out["device"].append(records(extra))
+    # the front panel (op 0xFE: button, floor key): hands dealt, burnt, reported by its buttons
+    config = [W.encode_command("config", ["holdem", 0b1111111110, 9, "tda2024", ""])]
+    for presses in ((0, 1, 2, 1, 3, 1, 1, 0, 4), (0, 4), (0, 2, 2, 0, 1, 1)):
+        out["device"].append(records(config) + b"".join(
+            bytes([0xFE, 2, p, 1 if p == 4 else 0]) for p in presses))
     out["link"].append(b"\x03" + b"".join(W.encode(W.CMD, i + 1, b) for i, b in
                                           enumerate(extra[:-4])))
     # the codec: every frame type, replies and events as a shoe sends them, garbage around

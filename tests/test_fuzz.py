@@ -262,7 +262,8 @@ def test_atheris_harnesses_short_run(tmp_path):
     assert {k: v for k, v in rep["invariants"].items() if v} == {}, proc.stdout
     assert set(rep["targets"]) == {"codec", "device", "link"}
     device = rep["targets"]["device"]["extra"]
-    for deep in ("ok:hand", "ok:deal", "ok:street", "ok:draw", "ok:report", "power_cuts"):
+    for deep in ("ok:hand", "ok:deal", "ok:street", "ok:draw", "ok:report", "power_cuts",
+                 "panel:deal", "panel:burn", "panel:refused"):
         assert device.get(deep), (deep, device)  # the state machine got past its first steps
 
 
