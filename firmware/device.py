@@ -71,6 +71,7 @@ class Device:
         self.handlers["raw"] = self.cmd_raw
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
         self.local_actor = None  # "panel" while the front panel's command runs (local)
+        self.shown = None  # the status LED's state, as last shown (indicate)
         self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
         self.exports = None
         store = hal.store
@@ -176,6 +177,29 @@ class Device:
     def actor(self):
         """Who is running the command, for the audit log: the session, or the panel."""
         return self.local_actor or self.sessions.actor()
+
+    def indication(self):
+        """What the front panel's status LED shows: "locked" (the firmware check failed),
+        "attention" (a stopping fault, a failed random source or a card to recover: the
+        operator must act), "dealing" (a hand in progress) or "idle"."""
+        if self.locked:
+            return "locked"
+        if self.fault is not None or self.entropy is not None or self.recovery is not None:
+            return "attention"
+        h = self.hand
+        if h is not None and h.status == DEALING:
+            return "dealing"
+        return "idle"
+
+    def indicate(self):
+        """Tell the hardware layer when the indication changes (after each command)."""
+        show = getattr(self.hal, "show", None)
+        if show is None:
+            return
+        state = self.indication()
+        if state != self.shown:
+            self.shown = state
+            show(state)
 
     def poll_panel(self):
         """The front panel's presses since the last poll, run one by one (panel.py). Called by

@@ -31,6 +31,7 @@ class Link:
         self.t_new = 0         # when the oldest event not sent yet appeared (0: none waiting)
         self.busy = 0          # seq of the command being carried out
         self.queue = []
+        device.indicate()      # the status LED from power-up
         self.frames_out = 0
         self.retransmits = 0
 
@@ -45,6 +46,8 @@ class Link:
             work = True
         if not self.queue and self.dev.poll_panel():  # the front panel, between commands
             work = True
+        if work:
+            self.dev.indicate()  # the status LED follows the shoe's state
         return self.send_events() or work
 
     def idle(self):

@@ -667,12 +667,56 @@ def case_panel():
     assert tuple(n for n, _ in hal.buttons) == BUTTONS  # (= panel.BUTTONS: test_panel.py)
 
 
+def case_status_led():
+    """The status LED on its PIO state machine (the pin map's pio_sm, at LED_HZ, the WS2812
+    program): each state's colour as a GRB word; attention blinks every BLINK_MS from the main
+    loop's polls and sounds the alarm once; the other states stay lit."""
+    import json
+
+    from hal import led_pio as L
+
+    world, hal = fresh()
+    with open(PINMAP) as f:
+        pm = json.load(f)
+    gpio, level = signal_maps(pm)
+    sm = hal.led_sm
+    assert sm.program is L.ws2812 and sm.freq == L.LED_HZ and sm.id == pm["status_led"]["pio_sm"]
+    bz = board.pwms[gpio["buzzer_pwm"]]
+
+    def polls(ms):
+        t0 = board.now_us()
+        while board.now_us() - t0 < ms * 1000:
+            board.advance_us(1000)
+            hal.presses()
+
+    hal.show("idle")
+    assert sm.puts[-1] == L.grb(L.COLORS["idle"][0]) and bz.duty_u16() == 0
+    hal.show("dealing")
+    assert sm.puts[-1] == L.grb(L.COLORS["dealing"][0])
+    polls(600)
+    assert sm.puts[-1] == L.grb(L.COLORS["dealing"][0]), "steady"
+    red = L.grb(L.COLORS["attention"][0])
+    n = len(sm.puts)
+    hal.show("attention")
+    assert sm.puts[-1] == red and bz.duty_u16() > 0, "red, and the alarm"
+    polls(3 * L.BLINK_MS + 50)
+    assert sm.puts[n:] == [red, 0, red, 0], sm.puts[n:]
+    polls(1000)
+    assert bz.duty_u16() == 0, "the alarm sounds once"
+    hal.show("attention")
+    assert bz.duty_u16() == 0, "no second alarm for the same stop"
+    hal.show("locked")
+    n = len(sm.puts)
+    polls(600)
+    assert sm.puts[n - 1] == L.grb(L.COLORS["locked"][0]) and len(sm.puts) == n
+
+
 TESTS = [case_wiring, case_filesystem_over_the_journal, case_storage_with_a_romfs_partition,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
          case_rng_health_faults, case_rng_boots, case_journal_on_flash, case_power_cut_inspect,
-         case_maintenance, case_panel]
+         case_maintenance, case_panel, case_status_led]
 # The whole firmware (device, link, engine, journal) with this harness (the fakes, the card
 # path model) beside it needs more than the other cases.
 HEAPS = {"case_maintenance": "384K"}

@@ -33,6 +33,7 @@ class PanelHal(PyHal):
         self.queue = []
         self.key = False
         self.beeps = []
+        self.shows = []
 
     def presses(self):
         out, self.queue = self.queue, []
@@ -43,6 +44,9 @@ class PanelHal(PyHal):
 
     def signal(self, ok):
         self.beeps.append(ok)
+
+    def show(self, state):
+        self.shows.append(state)
 
 
 def shoe(folder, seed="panel"):
@@ -216,6 +220,7 @@ def test_the_virtual_shoe_s_panel(virtual_shoe):
         assert len(moves) == 3 * 2 + 1 + 3  # hole cards, the burn, the flop
         code = virtual_shoe.log()
         assert code.count("panel: deal: ok") == 1 and "buzzer: beep" in code
+        assert code.index("led: idle") < code.index("led: dealing"), "the status LED follows"
         virtual_shoe.press("misdeal")  # no floor key
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and "misdeal: a misdeal needs" not in \
@@ -249,3 +254,32 @@ def test_the_pico_wires_every_button_of_the_panel():
     with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
         signals = {s["name"] for s in json.load(f)["signals"]}
     assert {"btn_" + b for b in panel.BUTTONS} | {"floor_key", "buzzer_pwm"} <= signals
+
+
+def test_the_status_led_follows_the_shoe(tmp_path):
+    """Device.indication after each step (the link calls indicate): idle, dealing, attention
+    for a stop until the step is finished, idle again; a locked shoe shows locked; the hardware
+    layer hears of changes only."""
+    dev, hal, host = shoe(str(tmp_path))
+    host.login(host.key, "table")
+    dev.indicate()
+    assert hal.shows == ["idle"]
+    host.call("hand", 0)
+    dev.indicate()
+    dev.indicate()
+    assert hal.shows == ["idle", "dealing"]
+    host.call("sim_fault", "feed_jam", 3, 255, 0)
+    assert press(dev, "deal")[0] == W.MECHANISM
+    dev.indicate()
+    assert hal.shows[-1] == "attention"
+    assert press(dev, "deal") == (0, "")
+    dev.indicate()
+    host.call("end")
+    dev.indicate()
+    assert hal.shows == ["idle", "dealing", "attention", "dealing", "idle"]
+    with open(os.path.join(str(tmp_path), "evil.py"), "w") as f:
+        f.write("x = 1\n")
+    hal2 = PanelHal(str(tmp_path), flash=hal.flash)
+    dev2 = Device(hal2)
+    dev2.indicate()
+    assert hal2.shows == ["locked"]

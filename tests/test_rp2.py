@@ -21,7 +21,8 @@ from conftest import FIRMWARE, ROOT
 
 BIN = os.path.dirname(sys.executable)
 FAKES = os.path.join(ROOT, "tests", "fakes")
-HAL_FILES = ["hal/rp2.py", "hal/rp2mech.py", "hal/stepper_pio.py", "hal/carousel_rp2.py"]
+HAL_FILES = ["hal/rp2.py", "hal/rp2mech.py", "hal/stepper_pio.py", "hal/carousel_rp2.py",
+             "hal/led_pio.py"]
 PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
 STUB_DISTS = ("micropython-rp2-rpi-pico-stubs", "micropython-stdlib-stubs")
 
@@ -224,6 +225,60 @@ def test_pulses_in_the_emulator(fakes, pinmap):
     assert sp.rate_of(sp.half_for(fs["max_steps_per_s"])) <= fs["max_steps_per_s"]
     # after the last segment: STEP low, the program waiting at its pull
     assert (last.pin_values >> 2) & 1 == 0 and last.program_counter == 0
+
+
+@pytest.fixture()
+def led(fakes):
+    """hal.led_pio over the fakes (as stepper_pio in `fakes`)."""
+    sys.modules.pop("hal.led_pio", None)
+    try:
+        yield fakes[1], importlib.import_module("hal.led_pio")
+    finally:
+        sys.modules.pop("hal.led_pio", None)
+
+
+def test_the_status_led_program_assembles_as_an_independent_assembler(led):
+    adafruit_pioasm = pytest.importorskip("adafruit_pioasm")
+    rp2, lp = led
+    prog = lp.ws2812
+    ref = adafruit_pioasm.Program("\n".join([".side_set 1"] + prog.lines))
+    assert list(ref.assembled) == prog.words, prog.lines
+    assert prog.autopull and prog.pull_thresh == 24 and prog.out_shiftdir == rp2.PIO.SHIFT_LEFT
+    assert prog.sideset_init == rp2.PIO.OUT_LOW
+
+
+def test_the_status_led_s_bits_in_the_emulator(led, pinmap):
+    """The WS2812B's timing (datasheet: a 0 high 0.4 us, a 1 high 0.8 us, +-150 ns; a bit
+    1.25 us +-600 ns), measured on the pin for two pixels' words, MSB first, GRB."""
+    pioemu = pytest.importorskip("pioemu")
+    rp2, lp = led
+    prog = lp.ws2812
+    pin = pinmap["signals"][[s["name"] for s in pinmap["signals"]].index("led_data")]["gpio"]
+    words = [lp.grb((0x12, 0xA5, 0x3C)), lp.grb(lp.COLORS["attention"][0])]
+    state = pioemu.State(transmit_fifo=deque(words), pin_directions=1 << pin)
+    highs, periods, level, rise = [], [], 0, None
+    for before, after in pioemu.emulate(
+            prog.words, stop_when=lambda op, s: s.clock >= 48 * 10 + 40, initial_state=state,
+            auto_pull=True, pull_threshold=24, shift_osr_right=False, side_set_base=pin,
+            side_set_count=1, wrap_target=prog.wrap_target, wrap_top=prog.wrap):
+        v = (after.pin_values >> pin) & 1
+        if v and not level:
+            if rise is not None:
+                periods.append(before.clock - rise)
+            rise = before.clock
+        elif level and not v:
+            highs.append(before.clock - rise)
+        level = v
+    ns = 1e9 / lp.LED_HZ
+    bits = [1 if h * ns > 600 else 0 for h in highs]
+    want = []
+    for w in words:
+        want += [(w >> (31 - i)) & 1 for i in range(24)]
+    assert bits == want
+    for b, h in zip(bits, highs):
+        assert abs(h * ns - (800 if b else 400)) <= 150, (b, h * ns)
+        assert h == (lp.T1 + lp.T2 if b else lp.T1)
+    assert set(periods) == {lp.T1 + lp.T2 + lp.T3} and periods[0] * ns == 1250
 
 
 def test_fake_state_machine_runs_as_the_emulated_program(fakes):

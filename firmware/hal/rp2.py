@@ -22,7 +22,8 @@
 #   log(msg)    kept in RAM (hal.logs): the USB line carries the protocol
 #   presses()   the front panel's dealer buttons pressed since the last call (debounced edges,
 #               names of panel.BUTTONS); floor_key(): the floor key turned; signal(ok): the
-#               buzzer's answer to a press (panel.py runs the presses)
+#               buzzer's answer to a press (panel.py runs the presses); show(state): the status
+#               LED (Device.indication), with an alarm when the operator is needed
 #
 # Flash layout (RPI_PICO, 2 MB; rp2.Flash offsets count from the start of MicroPython's storage
 # region, which begins after the firmware):
@@ -59,6 +60,7 @@ from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, UsbPo
                          MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
                          WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
+from hal.led_pio import LED_HZ, StatusLed, ws2812
 from hal.store import DirStore
 from journal import BLOCK, JOURNAL_BLOCKS
 
@@ -73,6 +75,7 @@ BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")  # panel.BUTTONS: 
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
 BEEP_OK_MS = 60
 BEEP_REFUSED_MS = 400
+BEEP_ALARM_MS = 1000       # a stop: the operator is needed
 
 __all__ = ["Rp2Hal", "MechanismFault", "JOURNAL_START", "JOURNAL_LEN"]
 
@@ -230,6 +233,12 @@ class Rp2Hal:
         bz = pm.buzzer
         self.buzzer = machine.PWM(Pin(pm.gpio(bz.signal)), freq=bz.freq_hz, duty_u16=0)
         self.beep_until = None
+        # the status LED (WS2812B) on its own state machine
+        sl = pm.status_led
+        self.led_sm = rp2.StateMachine(sl.pio_sm, ws2812, freq=LED_HZ,
+                                       sideset_base=Pin(pm.gpio(sl.signal), Pin.OUT))
+        self.led_sm.active(1)
+        self.led = StatusLed(self.led_sm, self.clock)
 
     def _stepper(self, sec, cruise, accel):
         """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
@@ -274,6 +283,7 @@ class Rp2Hal:
             if b.update(now) > 0:
                 out += (name,)
         self.key.update(now)
+        self.led.blink()
         if self.beep_until is not None and \
                 self.clock.ticks_diff(self.clock.ticks_ms(), self.beep_until) >= 0:
             self.buzzer.duty_u16(0)
@@ -286,9 +296,18 @@ class Rp2Hal:
 
     def signal(self, ok):
         """The buzzer answers a press: a short beep when it ran, a long one when refused."""
+        self._beep(BEEP_OK_MS if ok else BEEP_REFUSED_MS)
+
+    def show(self, state):
+        """The status LED shows the shoe's state (hal.led_pio.COLORS: idle, dealing, attention,
+        locked); a stop that needs the operator (attention) sounds the alarm too."""
+        if state == "attention" and self.led.state != "attention":
+            self._beep(BEEP_ALARM_MS)
+        self.led.show(state)
+
+    def _beep(self, ms):
         self.buzzer.duty_u16(BEEP_DUTY)
-        self.beep_until = self.clock.ticks_add(self.clock.ticks_ms(),
-                                               BEEP_OK_MS if ok else BEEP_REFUSED_MS)
+        self.beep_until = self.clock.ticks_add(self.clock.ticks_ms(), ms)
 
     def _beam(self, name, hold_us):
         return Beam(self._input(name), self.pm.level(name), hold_us, self.clock)

@@ -184,6 +184,10 @@ class SimHal:
         """The buzzer's answer to a press (a short beep, or a long one: refused)."""
         self.log("buzzer: %s" % ("beep" if ok else "long beep (refused)"))
 
+    def show(self, state):
+        """The status LED (idle, dealing, attention, locked), in the log."""
+        self.log("led: %s" % state)
+
     def entropy(self, n):
         """Unpredictable bytes (session nonces): the host's entropy."""
         return os.urandom(n)
