@@ -268,12 +268,12 @@ def rom_shoe(tmp_path_factory):
 
 
 def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
-    """--romfs: the modules go to the ROMFS (they run from flash), main.py and the pin map to
-    the filesystem; the boot check hashes the ROMFS too (a changed byte there locks the shoe);
-    a deploy without --romfs clears it, so no old module comes first on sys.path."""
+    """On a shoe with a ROMFS partition the modules go there (they run from flash), main.py and
+    the pin map to the filesystem; the boot check hashes the ROMFS too (a changed byte there
+    locks the shoe); --romfs no clears it, so no old module comes first on sys.path."""
     shoe = rom_shoe
     assert "modules in the ROMFS" not in shoe.log()
-    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs")
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")  # auto: it has one
     assert code == 0, err
     assert re.search(r"verified, manifest signed, modules in the ROMFS \(\d+ bytes\)", out), out
     reboot(shoe)
@@ -312,7 +312,7 @@ def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
     finally:
         c.close()
     # back to the filesystem: the ROMFS is cleared, the shoe boots the filesystem's modules
-    code, out, err = facedown(capsys, "--port", shoe.port, "deploy")
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs", "no")
     assert code == 0 and "the ROMFS cleared" in out, out + err
     reboot(shoe)
     assert "modules in the ROMFS" not in shoe.log()
@@ -324,7 +324,8 @@ def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
 
 
 def test_deploy_romfs_needs_a_partition(shoe, capsys):
-    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs", "--no-reset")
+    code, out, err = facedown(capsys, "--port", shoe.port, "deploy", "--romfs", "yes",
+                              "--no-reset")
     assert code != 0 and "has no ROMFS partition" in err
     deploy.Maintenance(shoe.port).reset()  # it stopped at the REPL: back to the protocol
     reboot(shoe)

@@ -595,13 +595,13 @@ def _target(session, march):
 
 
 def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, key=None,
-           romfs=False):
+           romfs=None):
     """Build, copy, verify and reset. Returns a result dict (raises UserError on failure). A
     provisioned shoe gets the manifest signed with its key (manifest.mac): it checks it at every
-    boot and locks if anything differs. romfs: the modules go to the ROMFS partition of the
-    shoe's MicroPython (they run in place from flash: a third of the heap), the rest to its
-    filesystem; without it, a ROMFS that holds modules is cleared (they would come first on
-    sys.path)."""
+    boot and locks if anything differs. romfs: True, the modules go to the ROMFS partition of
+    the shoe's MicroPython (they run in place from flash: half the heap), the rest to its
+    filesystem; False, everything to the filesystem, and a ROMFS that holds modules is cleared
+    (they would come first on sys.path); None (auto), the ROMFS when the shoe has one."""
     from . import keys
 
     t0 = time.monotonic()
@@ -617,6 +617,8 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
             raise UserError("the key is for %s, but this shoe is %s" % (key.device, device))
     target = _target(session, march)
     rom_size, rom_entries = session.romfs()
+    if romfs is None:
+        romfs = rom_size > 0
     if romfs and rom_size < 0:
         raise UserError("the MicroPython on %s has no ROMFS partition" % port,
                         hint="flash a MicroPython built with MICROPY_HW_ROMFS_BYTES "
@@ -745,9 +747,9 @@ def add_command(sub):
     p.add_argument("--out", metavar="DIR", help="keep the built image (and its manifest) here")
     p.add_argument("--no-reset", action="store_true",
                    help="leave the shoe at its REPL afterwards")
-    p.add_argument("--romfs", action="store_true",
-                   help="put the modules in the ROMFS partition of the shoe's MicroPython "
-                        "(they run from flash; docs/deploy.md)")
+    p.add_argument("--romfs", choices=("auto", "yes", "no"), default="auto",
+                   help="the modules in the ROMFS partition of the shoe's MicroPython, where "
+                        "they run from flash (docs/deploy.md): auto (default) when it has one")
     p.add_argument("--key-file", metavar="FILE",
                    help="the shoe's key file (device or maintenance key; default: "
                         "$FACEDOWN_KEY_FILE, $FACEDOWN_KEY, the key store): signs the manifest")
@@ -795,7 +797,7 @@ def _key(args):
 def run_deploy(args):
     port = _port(args)
     r = deploy(port, args.march, args.out, reset=not args.no_reset, key=_key(args),
-               romfs=args.romfs)
+               romfs={"auto": None, "yes": True, "no": False}[args.romfs])
     extra = []
     if r["romfs"]:
         extra.append("modules in the ROMFS (%d bytes)" % r["romfs"])
