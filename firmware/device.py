@@ -56,6 +56,7 @@ class Device:
             "ping": self.cmd_ping, "resume": self.cmd_resume,
         }
         self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
+        self.zero = None        # (session, counter, reply) of the last SEQ 0 ACMD: its resend
         self.resend_from = 0    # set by resume: the link retransmits from here
         self.handlers["recover"] = self.cmd_recover
         self.handlers["history"] = self.cmd_history
@@ -121,6 +122,9 @@ class Device:
             except AuthError as e:
                 return wire.encode_reply_error(e.code, e.message)
         if seq == 0:
+            if authed and self.zero is not None and \
+                    self.zero[:2] == (self.sessions.number, counter):
+                return self.zero[2]  # the same SEQ 0 frame again (its reply was lost)
             self.replies = []
         else:
             for entry in self.replies:
@@ -141,6 +145,8 @@ class Device:
             self.hal.log("command failed: %r" % (e,))
             reply = wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
         self.role = wire.ROLE_PUBLIC
+        if seq == 0 and authed:
+            self.zero = (self.sessions.number, counter, reply)
         if seq:
             self.replies.append((seq, reply, authed))
             if len(self.replies) > wire.REPLY_CACHE:

@@ -199,6 +199,38 @@ def test_forged_and_replayed_commands_are_refused_and_a_retry_gets_its_reply(sho
     assert code == W.DENIED
 
 
+def test_a_resent_seq_0_command_gets_its_reply_not_a_replay_refusal(shoe):
+    """Found by the frames fuzzer: SEQ 0 starts a host's numbering and clears the reply cache,
+    so a SEQ 0 ACMD whose reply was lost, sent again (the same frame: the same counter), was
+    refused as a replay, and the host's attach() could never get past it. The shoe keeps the
+    last SEQ 0 ACMD's reply for its resend; any other SEQ 0 ACMD runs; a new session's first
+    one is not taken for the old session's."""
+    dev, tech = dealt(shoe, "table")
+    s = tech.session
+    ping = W.encode_command("ping", (77,))
+    frame = s.frame_body(0, ping)
+    first = dev.run(0, frame, W.ACMD)
+    assert reply(first, "ping") == (W.OK, [77])
+    assert dev.run(0, frame, W.ACMD) == first  # resent: its reply, not "replayed"
+    street = W.encode_command("street", ())
+    board = list(dev.hand.z.board)
+    frame2 = s.frame_body(0, street)
+    assert reply(dev.run(0, frame2, W.ACMD), "street")[0] == W.OK
+    assert len(dev.hand.z.board) == len(board) + 1
+    board = list(dev.hand.z.board)
+    assert reply(dev.run(0, frame2, W.ACMD), "street")[0] == W.OK
+    assert list(dev.hand.z.board) == board, "a resend runs nothing"
+    # the first frame, now old: a replay
+    code, msg = reply(dev.run(0, frame, W.ACMD), "ping")
+    assert code == W.DENIED and "replayed" in msg
+    # a new session starts its counter again: its first SEQ 0 frame runs
+    dev2, key, hal = shoe
+    s2 = tech.login(key, "table")
+    assert s2.number != s.number
+    r = dev.run(0, s2.frame_body(0, W.encode_command("ping", (5,))), W.ACMD)
+    assert reply(r, "ping") == (W.OK, [5])
+
+
 def test_no_key_ever_leaves_the_shoe(shoe):
     dev, tech = dealt(shoe, "maintenance")
     dev2, key, hal = shoe
