@@ -465,6 +465,51 @@ def reshuffle_figures(n=52, seed="figures"):
     return out
 
 
+def case_reshuffle_time_tells_nothing_of_the_plan():
+    """Every loading move takes t.load_move_ms whatever the distance (a pocket or half a turn,
+    the way past the index included): two reshuffles of the same cards by different plans
+    (different travel) load in the same time, to the clock's grain; so no listener on the link
+    learns the plan from how long the reshuffle took (the issue: no timing reveals the stub)."""
+    from shoe.shuffler import Plan
+    from shoe.drbg import HmacDrbg, seeded_entropy
+
+    world, hal, cw = fitted()
+    mech = hal.mech
+    car = hal.carousel
+    t = car.t
+    moves = []
+    load_to = car.load_to
+
+    def timed(slot):
+        t0 = board.ns
+        load_to(slot)
+        moves.append((board.ns - t0) / 1e6)
+
+    car.load_to = timed
+    car.ready()  # power-up's homing and purge, before the measured reshuffles
+    stub = list(range(20))
+    loads = []
+    travels = []
+    for seed in ("plan-a", "plan-b"):
+        plan = Plan(stub, HmacDrbg(seeded_entropy(seed)))
+        world.magazine = [Card(c) for c in stub]
+        mech.load(plan.cards, plan)
+        del moves[:]
+        travel = car.travel
+        t0 = board.ns
+        expect_fault("empty", mech.feed, ROUTE_OUT)
+        loads.append(board.ns - t0)
+        travels.append(car.travel - travel)
+        # (the fake world's clock moves 50 us a call: its waits end within a few ms)
+        assert len(moves) == 20 and max(moves) - min(moves) < 3, moves
+        assert t.load_move_ms - 1 <= min(moves) < t.load_move_ms + 3, (t.load_move_ms, moves)
+        del cw.tray[:]
+    assert travels[0] != travels[1], "the plans travel differently"
+    assert abs(loads[0] - loads[1]) < 20 * 3e6, (loads, travels)
+    print("figure load_move_ms %d, reshuffles of 20: %.3f s and %.3f s (travel %d and %d "
+          "steps)" % (t.load_move_ms, loads[0] / 1e9, loads[1] / 1e9, travels[0], travels[1]))
+
+
 def case_reshuffle_figures():
     first, second = reshuffle_figures(20)
     assert first["total_s"] > second["total_s"], "the first reshuffle homes and purges"
@@ -472,7 +517,8 @@ def case_reshuffle_figures():
 
 
 TESTS = [case_carousel_wiring, case_carousel_home_and_moves, case_carousel_lost_steps,
-         case_carousel_missed_index, case_carousel_reshuffle, case_reshuffle_figures]
+         case_carousel_missed_index, case_carousel_reshuffle,
+         case_reshuffle_time_tells_nothing_of_the_plan, case_reshuffle_figures]
 # Under CPython only (tests/test_rp2.py): on the 64-bit unix port the fakes, both world models,
 # the fitted HAL and the engine need 288 KB (the carousel's module is 17 KB of it).
 CPYTHON_ONLY = [case_engine_reshuffles_through_the_carousel]

@@ -73,6 +73,13 @@ class CarouselTiming:
         self.open_ns = g.open_us * 1000
         self.gate_ms = g.settle_ms
         self.beam_us = pm.debounce.beam_us
+        # every loading move takes this long, however far it goes (a whole turn at most, the
+        # way past the index tab included; the ideal trapezoid, which the Stepper's ramps
+        # never exceed, plus a fifth): the time of a reshuffle tells nothing of its plan
+        rev_ms = (self.rev / self.cruise + self.cruise / self.accel) * 1000 \
+            if self.rev * self.accel >= self.cruise * self.cruise else \
+            2000 * (self.rev / self.accel) ** 0.5
+        self.load_move_ms = int(rev_ms * 1.2) + self.settle_ms
 
 
 class Carousel:
@@ -309,6 +316,16 @@ class Carousel:
             self._fail(LOST_STEPS, "the carousel stopped at step %d without pocket %d's tab at "
                        "the sensor: it lost steps" % (self.pos % t.rev, slot))
 
+    def load_to(self, slot):
+        """goto(slot) for a card to load, in a constant time (t.load_move_ms): how far the
+        carousel turned, which depends on where the plan puts the card, is not to be read from
+        the reshuffle's duration (nor from the link's timing: the loop serves it all along)."""
+        t0 = self.clock.ticks_ms()
+        self.goto(slot)
+        left = self.t.load_move_ms - self.clock.ticks_diff(self.clock.ticks_ms(), t0)
+        if left > 0:
+            self._wait(left)
+
     def ready(self):
         """Homed, and every pocket's contents known: after power-up they are emptied onto
         the tray (whatever a cut-off reshuffle left in them)."""
@@ -425,7 +442,7 @@ class ShufflingMechanism(Mechanism):
         if (job is not None and job.drops is None and isinstance(r, tuple) and not r[1]
                 and h is not None and not (h.double or h.short or h.broken)
                 and r[0] in job.left):
-            self.carousel.goto(job.plan.slot_of(r[0]))
+            self.carousel.load_to(job.plan.slot_of(r[0]))
         return r
 
     def _shuffle(self, job):
