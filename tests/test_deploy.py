@@ -330,3 +330,22 @@ def test_deploy_romfs_needs_a_partition(shoe, capsys):
     deploy.Maintenance(shoe.port).reset()  # it stopped at the REPL: back to the protocol
     reboot(shoe)
     assert identify(shoe)["firmware"] == VERSION
+
+
+def test_modules_too_big_for_the_partition_change_nothing(tmp_path, capsys):
+    """A partition smaller than the modules' ROMFS image: deploy stops before it writes."""
+    with VirtualShoe(flash=tmp_path / "flash", romfs=64 * 1024) as s:
+        s.key.save(keys.keystore_path(s.key.device))
+        s.start(ready_line="ready", timeout=20)
+        before = flash_files(s.flash)
+        code, out, err = facedown(capsys, "--port", s.port, "deploy", "--no-reset")
+        assert code != 0 and re.search(r"ROMFS image \(\d+ bytes\) does not fit the 65536-byte "
+                                       r"partition", err), err
+        def program(files):
+            return {f: deploy.hash_file(p) for f, p in files.items()
+                    if f.endswith((".py", ".mpy", ".json")) or f.startswith("romfs")}
+
+        assert program(flash_files(s.flash)) == program(before) and "romfs.bin" not in before
+        deploy.Maintenance(s.port).reset()
+        reboot(s)
+        assert "ready" in s.log()
