@@ -5,6 +5,7 @@ for a virtual shoe on a pseudo-terminal."""
 
 import json
 import os
+import sys
 import time
 
 import serial
@@ -381,23 +382,25 @@ class Client:
 
 
 def connect(port, key=None, role="maintenance", backlog=False, cls=Client, stored=False,
-            **kwargs):
+            find=True, catalogue=False, **kwargs):
     """A Client on port: opened, identified, in a session and attached to the event stream.
     The session: logged in with key (keys.Key); or, with stored, the one `facedown login`
-    opened for this port, else a new one with the shoe's key from $FACEDOWN_KEY_FILE,
-    $FACEDOWN_KEY or the key store; with neither, none (what anyone on the link may see)."""
+    opened for this port (dropped, with a word on stderr, when the shoe no longer has it),
+    else, with find, a new one with the shoe's key from $FACEDOWN_KEY_FILE, $FACEDOWN_KEY or
+    the key store; with none of these, none (what anyone on the link may see). catalogue:
+    identify reads the whole catalogue document."""
     from . import keys
 
     client = cls(port, **kwargs).open()
     try:
-        device = client.identify()["device_id"]
+        device = client.identify(catalogue)["device_id"]
         client.call("ping", 0, seq=0)  # our own numbering: no reply cached for another host
         if key is None and stored:
             session = keys.load_session(port)
-            if session is not None and session.device == device:
-                client.session = session
-                client.on_session = lambda s: keys.save_session(port, s)
-            else:
+            if session is not None and session.device == device and _holds(client, session,
+                                                                            port):
+                pass
+            elif find:
                 key = keys.find_key(device)
         if key is not None:
             client.login(key, role)
@@ -406,6 +409,26 @@ def connect(port, key=None, role="maintenance", backlog=False, cls=Client, store
         client.close()
         raise
     return client
+
+
+def _holds(client, session, port):
+    """Take up the stored session if the shoe still has it (a ping in it); else drop it."""
+    from . import keys
+
+    client.session = session
+    client.on_session = lambda s: keys.save_session(port, s)
+    try:
+        client.call("ping", 0)
+        return True
+    except ShoeError as e:
+        if e.code not in (W.SESSION, W.DENIED):  # (ping is public: DENIED = not this session's
+            raise                                # tag, one that has gone)
+    keys.drop_session(port)
+    client.session = None
+    client.on_session = None
+    print("facedown: the %s session ended (the shoe restarted, it expired, or another login "
+          "replaced it): going on without one" % session.role, file=sys.stderr)
+    return False
 
 
 def connect_port(port, role="maintenance", backlog=False, cls=Client, **kwargs):

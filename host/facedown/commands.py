@@ -7,7 +7,7 @@ import sys
 import time
 
 from . import view
-from .client import Client, ShoeError
+from .client import Client
 from .engine import firmware_imports, wire
 from .errors import UserError
 
@@ -137,30 +137,14 @@ def add_command(sub):
 
 def connect(args, backlog=False, on_event=None, catalogue=False):
     """A client on --port, identified and attached, with the session `facedown login` opened
-    (if any) for this port and shoe."""
-    from . import keys
+    (if any) for this port and shoe; no new login (the commands run as the role logged in)."""
+    from .client import connect as open_client
 
     if not args.port:
         raise UserError("this command talks to a shoe: give --port PORT",
                         hint="`facedown sim` starts a virtual shoe and prints its port")
-    client = Client(args.port, on_event=on_event).open()
-    info = client.identify(catalogue)
-    session = keys.load_session(args.port)
-    if session is not None and session.device == info["device_id"]:
-        client.call("ping", 0, seq=0)  # our own numbering (no reply cached for another host)
-        client.session = session
-        client.on_session = lambda s: keys.save_session(args.port, s)
-        try:  # does the session still hold?
-            client.call("ping", 0)
-        except ShoeError as e:
-            if e.code not in (W.SESSION, W.DENIED):  # (ping is public: DENIED = not this
-                raise                                # session's tag, one that has gone)
-            keys.drop_session(args.port)
-            client.session = None
-            print("facedown: the %s session ended (the shoe restarted, it expired, or another "
-                  "login replaced it): going on without one" % session.role, file=sys.stderr)
-    client.attach(backlog)
-    return client
+    return open_client(args.port, backlog=backlog, stored=True, find=False, catalogue=catalogue,
+                       on_event=on_event)
 
 
 def login(args):
