@@ -180,6 +180,18 @@ class Device:
             self.rec.commit(self.hand)
         return code, message
 
+    def local_refusal(self, name):
+        """Why the shoe would refuse `name` from its panel before running it (no key yet, or
+        locked: the table role's checks), as a CommandError; None if it would not."""
+        self.role = wire.ROLE_TABLE
+        try:
+            self._allowed(wire.COMMAND_IDS[name], name)
+        except CommandError as e:
+            return e
+        finally:
+            self.role = wire.ROLE_PUBLIC
+        return None
+
     def actor(self):
         """Who is running the command, for the audit log: the session, or the panel."""
         return self.local_actor or self.sessions.actor()
@@ -434,15 +446,26 @@ class Device:
         self.journal.set_config(json.dumps(self.config))
         return ()
 
+    def hand_refusal(self, ending=False):
+        """Why `hand` would be refused now (a CommandError), or None; ending: the hand in
+        progress is to be ended first (the panel's DEAL), so it is no reason."""
+        if self.config is None:
+            return CommandError(wire.WRONG_STATE, "not configured: send config first")
+        h = self.hand
+        if h is not None and h.status == DEALING and h.z.log and not ending:
+            return CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
+        if len(self.held) >= HELD_HANDS:
+            return CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
+        if self.entropy is not None:
+            return _entropy_error(self.entropy)
+        return None
+
     def cmd_hand(self, button):
         """Start the next hand: shuffle (or the simulator's stacked deck), set the button."""
-        if self.config is None:
-            raise CommandError(wire.WRONG_STATE, "not configured: send config first")
+        why = self.hand_refusal()
+        if why is not None:
+            raise why
         h = self.hand
-        if h is not None and h.status == DEALING and h.z.log:
-            raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
-        if len(self.held) >= HELD_HANDS:
-            raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
         game, seats, old, rules, house = self.config
         kind = G.GAMES[game][0]
         if button:
@@ -456,8 +479,6 @@ class Device:
             button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
         else:
             button = seats[-1]
-        if self.entropy is not None:
-            raise _entropy_error(self.entropy)
         try:
             rng = self.hal.rng(self.sim_seed)
         except Exception as e:

@@ -55,6 +55,9 @@ _FINISHES = {"deal": "deal", "street": "burn", "report": "exposed", "premature":
 
 def plan(device, button, floor_key):
     """The commands a press runs, [(name, args)]; raises Refused when the press does nothing."""
+    why = device.local_refusal("deal")  # no key yet, or locked: no button does anything
+    if why is not None:
+        raise Refused(why.code, why.message)
     h = device.hand
     live = h is not None and h.status == DEALING
     it = h.interrupted if live else None
@@ -66,11 +69,14 @@ def plan(device, button, floor_key):
         if button == "exposed":
             return [("report", (1, it[1], it[2]))]
     if button == "deal":
-        if not live:
-            return [("hand", (0,)), ("deal", (0,))]
-        if it is not None or not h.initial_complete():
+        if it is not None or (live and not h.initial_complete()):
             return [("deal", (0,))]
-        return [("end", ()), ("hand", (0,)), ("deal", (0,))]
+        # a new hand (the one on the table ends first): refused before anything runs, if the
+        # shoe would refuse the hand (so a refused press changes nothing)
+        why = device.hand_refusal(ending=live)
+        if why is not None:
+            raise Refused(why.code, why.message)
+        return ([("end", ())] if live else []) + [("hand", (0,)), ("deal", (0,))]
     if not live:
         raise Refused(wire.WRONG_STATE, "no hand in progress: DEAL starts one")
     if button == "burn":

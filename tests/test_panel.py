@@ -167,6 +167,14 @@ def test_a_locked_or_unprovisioned_shoe_deals_nothing_from_its_panel(tmp_path):
     dev = Device(hal)  # no key
     code, message = press(dev, "deal")
     assert code == W.DENIED and "no key" in message and dev.hand is None
+    os.makedirs(tmp_path / "locked")
+    dev, hal, host = shoe(str(tmp_path / "locked"))
+    with open(os.path.join(str(tmp_path / "locked"), "evil.py"), "w") as f:
+        f.write("x = 1\n")
+    dev = Device(PanelHal(str(tmp_path / "locked"), flash=hal.flash))
+    for button in panel.BUTTONS:
+        code, message = press(dev, button, True)
+        assert code == W.DENIED and "locked: evil.py" in message and dev.hand is None
 
 
 def test_presses_are_polled_between_commands_by_the_link(tmp_path):
@@ -283,3 +291,20 @@ def test_the_status_led_follows_the_shoe(tmp_path):
     dev2 = Device(hal2)
     dev2.indicate()
     assert hal2.shows == ["locked"]
+
+
+def test_deal_that_cannot_start_the_next_hand_leaves_this_one_alone(tmp_path):
+    """Found by the device fuzzer (355 inputs): DEAL on a dealt hand ran `end`, then `hand` was
+    refused (the events of 4 hands await the host's ACK): the hand on the table was ended by a
+    refused press. The shoe's reasons to refuse a hand are now asked first."""
+    dev, hal, host = shoe(str(tmp_path))
+    for _ in range(4):  # no host acknowledges the events: 4 hands are held
+        assert press(dev, "deal") == (0, "")
+    assert len(dev.held) == 4 and dev.hand.status == DEALING
+    before = (dev.hand_no, bytes(dev.hand.z.log), dev.event_next)
+    code, message = press(dev, "deal")
+    assert code == W.BUSY and "await the host's ACK" in message
+    assert (dev.hand_no, bytes(dev.hand.z.log), dev.event_next) == before
+    assert dev.hand.status == DEALING, "the hand on the table goes on"
+    dev.ack(dev.event_next - 1)  # a host catches up: DEAL ends it and deals the next
+    assert press(dev, "deal") == (0, "") and dev.hand_no == before[0] + 1
