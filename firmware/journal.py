@@ -166,9 +166,10 @@ class Journal:
             return -1
         return _u32(buf, 6)
 
-    def _ordered(self):
+    def _ordered(self, listed=True):
         """Valid blocks as (seq, block), oldest first. The ring is written in order, so the
-        oldest follows the newest."""
+        oldest follows the newest. Not listed: only self.seqs filled (seq + 1, 0 for a block
+        that is not valid)."""
         seqs = self.seqs
         head = -1
         for b in range(self.nblocks):
@@ -176,7 +177,7 @@ class Journal:
             if seqs[b] and (head < 0 or seqs[b] > seqs[head]):
                 head = b
         out = []
-        if head < 0:
+        if head < 0 or not listed:
             return out
         for i in range(1, self.nblocks + 1):
             b = (head + i) % self.nblocks
@@ -415,20 +416,32 @@ class Journal:
     def _walk(self, want, on_hand):
         """Read the whole journal, one hand at a time: on_hand(hand) for each hand as its
         records end; entries are gathered only for hands with want(number) true. Returns the
-        problems found."""
+        problems found. The blocks are taken in order from self.seqs (no list of them: a
+        history request comes when the heap is at its most cut up)."""
         problems = []
         cur = None
         prev = None
-        ordered = self._ordered()
-        valid = [b for _, b in ordered]
-        for b in range(self.nblocks):
-            if b not in valid and not self._erased(b, 0):
-                problems.append(("block %d has a damaged header" % b, None))
-        for i in range(len(ordered)):
-            b = ordered[i][1]
+        self._ordered(False)
+        seqs = self.seqs
+        nb = self.nblocks
+        head = -1
+        for b in range(nb):
+            if not seqs[b]:
+                if not self._erased(b, 0):
+                    problems.append(("block %d has a damaged header" % b, None))
+            elif head < 0 or seqs[b] > seqs[head]:
+                head = b
+        i = 1
+        while head >= 0 and i <= nb:
+            b = (head + i) % nb
+            i += 1
+            if not seqs[b]:
+                continue
+            j = i  # the next valid block: its header says where a power cut tore this one
+            while j <= nb and not seqs[(head + j) % nb]:
+                j += 1
             p, off = self._header(b)
-            torn = _u16(self._header(ordered[i + 1][1])[0], 52) if i + 1 < len(ordered) \
-                else 0xFFFF
+            torn = _u16(self._header((head + j) % nb)[0], 52) if j <= nb else 0xFFFF
             if prev is None:
                 prev = bytes(p[14:46])
             while True:
@@ -479,9 +492,9 @@ class Journal:
         return out, problems
 
     def scan(self, want=0):
-        """One pass holding one hand at a time (what a device can afford). want 0: (array of
-        the stored hands' numbers, problems); want N: (hand N as a dict, or None, problems)."""
-        numbers = array("H")
+        """One pass holding one hand at a time (what a device can afford). want 0: (the stored
+        hands' numbers, as Runs, problems); want N: (hand N as a dict, or None, problems)."""
+        numbers = Runs()
         found = []
 
         def on_hand(h):
@@ -498,6 +511,37 @@ class Journal:
         """Read everything back: the list of problems (empty when the journal is sound)."""
         _, problems = self.hands()
         return self.problems + problems
+
+
+class Runs:
+    """Hand numbers in the order met, kept as runs of consecutive numbers (after 65535 comes
+    1): a journal's hands are one run, or a few where damage cut it; numbers[i] and len()."""
+
+    def __init__(self):
+        self.runs = []  # [first, count]
+        self.n = 0
+
+    def append(self, v):
+        r = self.runs
+        if r:
+            first, count = r[-1]
+            last = (first - 1 + count - 1) % 0xFFFF + 1
+            if v == last % 0xFFFF + 1:  # the next number
+                r[-1][1] += 1
+                self.n += 1
+                return
+        r.append([v, 1])
+        self.n += 1
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        for first, count in self.runs:
+            if i < count:
+                return (first - 1 + i) % 0xFFFF + 1
+            i -= count
+        raise IndexError(i)
 
 
 def hand_hash(prev, head, entries):

@@ -286,3 +286,56 @@ def test_a_fault_event_for_no_zone_is_a_stream_error():
     m.apply(bytes((9, 1, 255, 0)))  # a jam, no card in flight: fine
     with pytest.raises(StreamError):
         m.apply(bytes((9, 1, 7, 0)))
+
+
+MP_FRAGMENTED_HISTORY = r'''
+import gc
+import sys
+sys.path.insert(0, sys.argv[1])
+from hal.flashdev import FileFlash
+from journal import Journal, JOURNAL_BLOCKS
+
+j = Journal(FileFlash(sys.argv[2], JOURNAL_BLOCKS))  # the virtual shoe's flash chip
+n = 0
+while j.hand_no < 1400:  # short hands, as the frames fuzzer made them: the ring wraps
+    j.begin_hand(j.hand_no % 0xFFFF + 1, '["holdem", [1, 2], 2, "tda2024", {}]')
+    j.commit(bytes(8), [])
+    j.close_hand()
+gc.collect()
+# the heap cut into 512-byte holes (a long session, a power cut): nothing bigger is free
+keep = []
+try:
+    while True:
+        keep.append(bytearray(480))
+except MemoryError:
+    keep.pop()  # (room for the loop below)
+    keep.pop()
+for i in range(0, len(keep), 2):
+    keep[i] = None
+gc.collect()
+numbers, problems = j.scan(0)
+first, last = numbers[0], numbers[len(numbers) - 1]
+print("OK", len(numbers), first, last, len(problems))
+'''
+
+
+def test_history_0_needs_no_big_block_of_the_heap(tmp_path):
+    """Found by the 100,000-frame run after the panel (13 checks): with ~1,400 short hands in
+    the journal, history 0 answered FAULT MemoryError (4,096 and ~2,500 bytes: the journal
+    walk's list of its 304 blocks and the growing array of hand numbers) once the heap was cut
+    up. The walk now takes the blocks from the array it keeps, and the numbers are kept as runs:
+    under MicroPython, with no free block above 512 bytes, it lists every stored hand."""
+    import subprocess
+
+    from conftest import FIRMWARE
+
+    script = tmp_path / "mp_history.py"
+    script.write_text(MP_FRAGMENTED_HISTORY)
+    mp = os.path.join(os.path.dirname(sys.executable), "micropython")
+    proc = subprocess.run([mp, "-X", "heapsize=320K", str(script), FIRMWARE,
+                           str(tmp_path / "flash.bin")],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout.split()
+    assert proc.returncode == 0 and out[:1] == ["OK"], proc.stdout[-500:] + proc.stderr[-800:]
+    count, first, last, problems = (int(x) for x in out[1:5])
+    assert last == 1400 and count == last - first + 1 and count > 500 and problems == 0
