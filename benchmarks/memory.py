@@ -546,7 +546,8 @@ def estimate(ref, sizes, pico, minimum, rom=None):
         # modules executed in place: what they leave on the heap (module and function objects,
         # qstr pools) is pointers and halves; their bytecode stays in flash
         r32 = rom["imports"] / 2.0
-        boot = (r32 + (rom["boot"] - rom["imports"]) / hi, r32 + (rom["boot"] - rom["imports"]) / lo)
+        state = rom["boot"] - rom["imports"]
+        boot = (r32 + state / hi, r32 + state / lo)
         out["romfs"] = {"imports64": rom["imports"], "imports32": r32, "boot32": boot,
                         "peak32": (boot[0] + hand / hi, boot[1] + hand / lo)}
         if room is not None:

@@ -2,9 +2,10 @@
 less RAM than compiling source at import), main.py kept as source to boot from.
 
 build_image(dest, march) lays out what a shoe's filesystem holds: firmware/* at the root,
-protocol/wire.py (compiled: wire.mpy; its prose left out, device_wire) and hardware/pinmap.json.  Each .mpy embeds its path in
-the image (mpy-cross -s), not the build folder's, so the same sources and mpy-cross give the
-same bytes wherever they are built (facedown verify compares hashes)."""
+protocol/wire.py (compiled: wire.mpy; its prose left out, device_wire) and
+hardware/pinmap.json. Each .mpy embeds its path in the image (mpy-cross -s), not the build
+folder's, so the same sources and mpy-cross give the same bytes wherever they are built
+(facedown verify compares hashes)."""
 
 import ast
 import os
