@@ -460,9 +460,11 @@ class Device:
             return _entropy_error(self.entropy)
         return None
 
-    def cmd_hand(self, button):
-        """Start the next hand: shuffle (or the simulator's stacked deck), set the button."""
-        why = self.hand_refusal()
+    def cmd_hand(self, button, ending=False):
+        """Start the next hand: shuffle (or the simulator's stacked deck), set the button.
+        ending (the panel's DEAL, never from the wire): the hand in progress ends, once the
+        new one is made (a hand refused leaves it as it was)."""
+        why = self.hand_refusal(ending)
         if why is not None:
             raise why
         h = self.hand

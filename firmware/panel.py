@@ -71,12 +71,9 @@ def plan(device, button, floor_key):
     if button == "deal":
         if it is not None or (live and not h.initial_complete()):
             return [("deal", (0,))]
-        # a new hand (the one on the table ends first): refused before anything runs, if the
-        # shoe would refuse the hand (so a refused press changes nothing)
-        why = device.hand_refusal(ending=live)
-        if why is not None:
-            raise Refused(why.code, why.message)
-        return ([("end", ())] if live else []) + [("hand", (0,)), ("deal", (0,))]
+        # a new hand, which ends the one on the table once it is made: a hand the shoe
+        # refuses leaves that one as it was (a refused press changes nothing)
+        return [("hand", (0, live)), ("deal", (0,))]
     if not live:
         raise Refused(wire.WRONG_STATE, "no hand in progress: DEAL starts one")
     if button == "burn":

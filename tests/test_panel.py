@@ -308,3 +308,17 @@ def test_deal_that_cannot_start_the_next_hand_leaves_this_one_alone(tmp_path):
     assert dev.hand.status == DEALING, "the hand on the table goes on"
     dev.ack(dev.event_next - 1)  # a host catches up: DEAL ends it and deals the next
     assert press(dev, "deal") == (0, "") and dev.hand_no == before[0] + 1
+
+
+def test_deal_refused_for_any_reason_of_the_new_hand_changes_nothing(tmp_path):
+    """Found by the next 1,000,000-input run (4 inputs): the same with a stacked deck the
+    game refuses (the simulator's sim_deck), a reason only making the hand can find. DEAL now
+    runs `hand` with the hand in progress ended once the new one is made, not before."""
+    dev, hal, host = shoe(str(tmp_path))
+    assert press(dev, "deal") == (0, "")
+    before = (dev.hand_no, bytes(dev.hand.z.log), dev.event_next)
+    host.call("sim_deck", bytes(range(10)), 0, 0)  # 10 cards: not a deck for hold'em
+    code, message = press(dev, "deal")
+    assert code == W.BAD_ARGUMENT and "52 cards" in message
+    assert (dev.hand_no, bytes(dev.hand.z.log), dev.event_next) == before
+    assert dev.hand.status == DEALING
