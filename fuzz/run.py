@@ -58,6 +58,22 @@ def seeds():
         out["link"].append(bytes([k & 0xFF]) + stream)
         if k % 4 == 0:
             out["codec"].append(bytes([k & 0xFF]) + stream[:1023])
+    # the link in the host's session (ACMD frames, as the host's client sends them; every
+    # harness device opens the same session: fuzzlib.Session's seeded nonces), so that the
+    # commands above the public role go deep through the link too
+    from facedown import keys
+
+    base = fuzzlib.new_device().host.session
+    for k, (_, bodies) in enumerate(plays):
+        session = keys.Session(base.device, base.role, base.skey, base.number)
+        stream = W.encode(W.CMD, 0, W.encode_command("ping", [0]))
+        seq = 0
+        for i, body in enumerate(bodies):
+            seq = W.next_seq(seq)
+            stream += W.encode(W.ACMD, seq, session.frame_body(seq, body))
+            if i % 3 == 2:
+                stream += W.encode(W.ACK, 0, W.encode_ack(seq * 4))
+        out["link"].append(bytes([(k + 128) & 0xFF]) + stream)
     # power cuts: armed for the next command's records, and between commands
     for at in (1, 2, 3, 5):
         cut = W.encode_command("sim_fault", ["power_cut", at, 0, 0])
