@@ -166,18 +166,24 @@ class Journal:
             return -1
         return _u32(buf, 6)
 
-    def _ordered(self, listed=True):
-        """Valid blocks as (seq, block), oldest first. The ring is written in order, so the
-        oldest follows the newest. Not listed: only self.seqs filled (seq + 1, 0 for a block
-        that is not valid)."""
+    def _read_seqs(self):
+        """Fill self.seqs from the blocks' headers (seq + 1; 0 for a block that is not valid).
+        Returns the newest block (-1: none)."""
         seqs = self.seqs
         head = -1
         for b in range(self.nblocks):
             seqs[b] = self._seq(b) + 1  # 0: not a valid block
             if seqs[b] and (head < 0 or seqs[b] > seqs[head]):
                 head = b
+        return head
+
+    def _ordered(self):
+        """Valid blocks as (seq, block), oldest first. The ring is written in order, so the
+        oldest follows the newest."""
+        seqs = self.seqs
+        head = self._read_seqs()
         out = []
-        if head < 0 or not listed:
+        if head < 0:
             return out
         for i in range(1, self.nblocks + 1):
             b = (head + i) % self.nblocks
@@ -421,16 +427,12 @@ class Journal:
         problems = []
         cur = None
         prev = None
-        self._ordered(False)
+        head = self._read_seqs()
         seqs = self.seqs
         nb = self.nblocks
-        head = -1
         for b in range(nb):
-            if not seqs[b]:
-                if not self._erased(b, 0):
-                    problems.append(("block %d has a damaged header" % b, None))
-            elif head < 0 or seqs[b] > seqs[head]:
-                head = b
+            if not seqs[b] and not self._erased(b, 0):
+                problems.append(("block %d has a damaged header" % b, None))
         i = 1
         while head >= 0 and i <= nb:
             b = (head + i) % nb
