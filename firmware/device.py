@@ -174,8 +174,9 @@ class Device:
         except Exception as e:  # a fault in the shoe itself: reported, the shoe keeps serving
             self.hal.log("%s (panel) failed: %r" % (name, e))
             code, message = wire.FAULT, "internal fault: %r" % (e,)
-        self.role = wire.ROLE_PUBLIC
-        self.local_actor = None
+        finally:
+            self.role = wire.ROLE_PUBLIC
+            self.local_actor = None
         if self.hand is not None:
             self.rec.commit(self.hand)
         return code, message
@@ -234,8 +235,6 @@ class Device:
             try:
                 panel.press(self, button, self.hal.floor_key())
             except Exception as e:  # a fault in the shoe itself: logged, the shoe goes on
-                self.role = wire.ROLE_PUBLIC
-                self.local_actor = None
                 self.hal.log("panel: %s failed: %r" % (button, e))
         return True
 
@@ -446,28 +445,17 @@ class Device:
         self.journal.set_config(json.dumps(self.config))
         return ()
 
-    def hand_refusal(self, ending=False):
-        """Why `hand` would be refused now (a CommandError), or None; ending: the hand in
-        progress is to be ended first (the panel's DEAL), so it is no reason."""
-        if self.config is None:
-            return CommandError(wire.WRONG_STATE, "not configured: send config first")
-        h = self.hand
-        if h is not None and h.status == DEALING and h.z.log and not ending:
-            return CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
-        if len(self.held) >= HELD_HANDS:
-            return CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
-        if self.entropy is not None:
-            return _entropy_error(self.entropy)
-        return None
-
     def cmd_hand(self, button, ending=False):
         """Start the next hand: shuffle (or the simulator's stacked deck), set the button.
         ending (the panel's DEAL, never from the wire): the hand in progress ends, once the
         new one is made (a hand refused leaves it as it was)."""
-        why = self.hand_refusal(ending)
-        if why is not None:
-            raise why
+        if self.config is None:
+            raise CommandError(wire.WRONG_STATE, "not configured: send config first")
         h = self.hand
+        if h is not None and h.status == DEALING and h.z.log and not ending:
+            raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
+        if len(self.held) >= HELD_HANDS:
+            raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
         game, seats, old, rules, house = self.config
         kind = G.GAMES[game][0]
         if button:
@@ -481,6 +469,8 @@ class Device:
             button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
         else:
             button = seats[-1]
+        if self.entropy is not None:
+            raise _entropy_error(self.entropy)
         try:
             rng = self.hal.rng(self.sim_seed)
         except Exception as e:
@@ -834,7 +824,7 @@ def _mask_events(entries):
 
 class _HandList:
     """history 0's document (the damaged areas, u16, then the stored hands' numbers, u16 each)
-    served from the array of numbers, with no second copy: a full journal of short hands holds
+    served from the journal's runs of numbers, with no copy: a full journal of short hands holds
     1,500 of them, and after a power cut the unix port's heap had no 3 KB block for the copy."""
 
     def __init__(self, bad, numbers):
