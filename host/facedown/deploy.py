@@ -211,19 +211,27 @@ _fd_files = _fd_walk(_fd_b, _fd_b.rstrip("/") + "/", [])
 """
 
 # the ROMFS partition, when the shoe's MicroPython has one: mounted at /rom if it is not (mpremote
-# romfs deploy leaves it unmounted until the next boot), its files listed as /rom/<path>
-_ROMWALK = """
+# romfs deploy leaves it unmounted until the next boot); _fd_rom: it is
+_ROMMOUNT = """
+_fd_rom = False
 try:
-    import vfs
+    import os, vfs
     try:
         os.stat("/rom")
     except OSError:
         vfs.mount(vfs.VfsRom(vfs.rom_ioctl(2, 0)), "/rom")
-    _fd_files += ["/rom" + _fd_p for _fd_p in _fd_walk("/rom", "/rom", [])]
+    _fd_rom = True
 except Exception:
     pass
 """
 
+# its files, listed as /rom/<path>
+_ROMWALK = _ROMMOUNT + """
+if _fd_rom:
+    _fd_files += ["/rom" + _fd_p for _fd_p in _fd_walk("/rom", "/rom", [])]
+"""
+
+# the partition's size (-1: none) and how many entries its root holds
 _ROMINFO = """
 try:
     import vfs
@@ -232,17 +240,8 @@ try:
     _fd_z = -1 if _fd_d is None or (isinstance(_fd_d, int) and _fd_d < 0) else len(_fd_d)
 except Exception:
     _fd_z = -1
-_fd_c = 0
-try:
-    import os
-    try:
-        os.stat("/rom")
-    except OSError:
-        vfs.mount(vfs.VfsRom(_fd_d), "/rom")
-    _fd_c = len(list(os.ilistdir("/rom")))
-except Exception:
-    pass
-print("R", _fd_z, _fd_c)
+""" + _ROMMOUNT + """
+print("R", _fd_z, len(list(os.ilistdir("/rom"))) if _fd_rom else 0)
 """
 
 _HASH = _WALK + _ROMWALK + """
