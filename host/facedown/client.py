@@ -397,10 +397,9 @@ def connect(port, key=None, role="maintenance", backlog=False, cls=Client, store
         client.call("ping", 0, seq=0)  # our own numbering: no reply cached for another host
         if key is None and stored:
             session = keys.load_session(port)
-            if session is not None and session.device == device and _holds(client, session,
-                                                                            port):
-                pass
-            elif find:
+            held = session is not None and session.device == device and \
+                _holds(client, session, port)
+            if not held and find:
                 key = keys.find_key(device)
         if key is not None:
             client.login(key, role)
