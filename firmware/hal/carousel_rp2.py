@@ -33,6 +33,7 @@
 # plan's order; the operator puts the tray's stack into the magazine as it is, which the next
 # feed waits for. After power-up the pockets' contents are unknown: the first reshuffle
 # empties them all onto the tray first.
+from hal.motion import move_ms
 from hal.rp2mech import EMPTY, FEW, LID_OPEN, Mechanism, MechanismFault
 from shoe.cards import CODE
 
@@ -76,10 +77,8 @@ class CarouselTiming:
         # every loading move takes this long, however far it goes (a whole turn at most, the
         # way past the index tab included; the ideal trapezoid, which the Stepper's ramps
         # never exceed, plus a fifth): the time of a reshuffle tells nothing of its plan
-        rev_ms = (self.rev / self.cruise + self.cruise / self.accel) * 1000 \
-            if self.rev * self.accel >= self.cruise * self.cruise else \
-            2000 * (self.rev / self.accel) ** 0.5
-        self.load_move_ms = int(rev_ms * 1.2) + self.settle_ms
+        self.load_move_ms = int(move_ms(self.rev, self.cruise, self.accel) * 1.2) + \
+            self.settle_ms
 
 
 class Carousel:

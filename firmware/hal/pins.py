@@ -6,6 +6,8 @@
 # the MicroPython unix port and the Pico.
 import json
 
+from hal.motion import move_ms
+
 SCHEMA = 1
 
 KINDS = ("digital_out", "digital_in", "pwm", "uart_tx", "uart_rx", "pio", "adc")
@@ -696,14 +698,6 @@ def _reach_s(steps, v, a):
     return v / a + (steps - ramp) / v
 
 
-def _move_s(steps, v, a):
-    """Seconds for a move of `steps` from rest to rest (trapezoid, or triangle if short)."""
-    ramp = v * v / (2.0 * a)
-    if steps >= 2 * ramp:
-        return 2.0 * v / a + (steps - 2 * ramp) / v
-    return 2.0 * (steps / a) ** 0.5
-
-
 def budget(data):
     """The nominal figures of one card cycle worked out from the feed stepper and the card path
     (card lead positions in mm from the separation gate; steps from the start of the cycle):
@@ -739,8 +733,8 @@ def budget(data):
     reader = data.get("reader", {})
     read_ms = reader.get("read_ms", 0)
     settle = data.get("timing", {}).get("diverter_settle_ms", 0)
-    hold_ms = 1000 * _move_s(hold, v, a)
-    eject_ms = 1000 * _move_s(spc - hold, v, a)
+    hold_ms = move_ms(hold, v, a)
+    eject_ms = move_ms(spc - hold, v, a)
     mm_s = v / spm
     single = 1000.0 * L / mm_s
     z = data.get("timing", {}).get("double_feed_ms")
@@ -795,12 +789,12 @@ def carousel_budget(data):
     step = n * sps // cards  # the mean gap between pockets, unloading a deck
     return {
         "rev_steps": rev,
-        "slot_ms": 1000 * _move_s(sps, v, a),
+        "slot_ms": move_ms(sps, v, a),
         "mean_move_slots": n / 4.0,
-        "mean_move_ms": 1000 * _move_s(sps * n / 4.0, v, a),
-        "half_turn_ms": 1000 * _move_s(rev / 2.0, v, a),
+        "mean_move_ms": move_ms(sps * n / 4.0, v, a),
+        "half_turn_ms": move_ms(rev / 2.0, v, a),
         "rev_ms": 1000.0 * rev / v,
         "unload_cards": cards,
-        "unload_ms": 2 * gate + cards * (1000 * _move_s(step, v, a) + cs["drop_ms"]),
+        "unload_ms": 2 * gate + cards * (move_ms(step, v, a) + cs["drop_ms"]),
     }
 

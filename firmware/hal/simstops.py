@@ -4,14 +4,9 @@
 # heap this would take.
 from shoe import faults as F
 from shoe.faults import MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT
+from hal.motion import move_ms
 
 
-def move_ms(steps, rate, accel):
-    """A stepper move of `steps` from rest to rest: a trapezoid (or a triangle) of `rate`
-    steps/s and `accel` steps/s^2, in ms."""
-    if steps * accel >= rate * rate:  # long enough to reach the rate
-        return (steps / rate + rate / accel) * 1000
-    return 2000 * (steps / accel) ** 0.5
 
 
 class Figures:
