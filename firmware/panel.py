@@ -16,20 +16,12 @@
 # A step a mechanism fault stopped is finished by the button of that step (the same command
 # again); any other press is refused until then, as the host's would be.
 import wire
+from device import CommandError as Refused  # a press refused: the wire's code, the message
 from shoe.cards import CODE, UP
 from shoe.hand import DEALING
-from shoe.zones import OP_MOVE
+from shoe.zones import OP_MOVE, SEAT0
 
 BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")
-SEAT_ZONE = 16  # move entries name seat n as zone 16 + n (bit 7: face up)
-OK = 0
-
-
-class Refused(Exception):
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def last_down_card(hand):
@@ -38,8 +30,9 @@ def last_down_card(hand):
     log = hand.z.log
     i = len(log) - 4
     while i >= 0:
-        if log[i] == OP_MOVE and log[i + 3] & 0x7F >= SEAT_ZONE and not log[i + 3] & 0x80:
-            seat = (log[i + 3] & 0x7F) - SEAT_ZONE
+        # (a move names seat n as zone SEAT0 + n, bit 7 set when face up)
+        if log[i] == OP_MOVE and log[i + 3] & 0x7F >= SEAT0 and not log[i + 3] & 0x80:
+            seat = (log[i + 3] & 0x7F) - SEAT0
             held = hand.z.seats.get(seat, ())
             for k in range(len(held)):
                 if held[k] & CODE == log[i + 1]:
@@ -57,7 +50,7 @@ def plan(device, button, floor_key):
     """The commands a press runs, [(name, args)]; raises Refused when the press does nothing."""
     why = device.local_refusal("deal")  # no key yet, or locked: no button does anything
     if why is not None:
-        raise Refused(why.code, why.message)
+        raise why
     h = device.hand
     live = h is not None and h.status == DEALING
     it = h.interrupted if live else None
@@ -95,19 +88,19 @@ def plan(device, button, floor_key):
 def press(device, button, floor_key=False):
     """Run a press: (0, "") when every command of its plan ran, else (the wire status code of
     the first that did not, its message). The answer is sounded and counted."""
-    code, message = OK, ""
+    code, message = wire.OK, ""
     try:
         for name, args in plan(device, button, floor_key):
             code, message = device.local(name, args, "panel+floor" if floor_key else "panel")
-            if code != OK:
+            if code != wire.OK:
                 break
     except Refused as e:
         code, message = e.code, e.message
     counts = device.counts.setdefault("panel", {})
-    key = button if code == OK else "refused"
+    key = button if code == wire.OK else "refused"
     counts[key] = counts.get(key, 0) + 1
     device.hal.log("panel: %s: %s" % (button, message or "ok"))
     signal = getattr(device.hal, "signal", None)
     if signal is not None:
-        signal(code == OK)
+        signal(code == wire.OK)
     return code, message
