@@ -32,6 +32,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
 from facedown.build import build_image  # noqa: E402
+from facedown.deploy import ROMFS_IMAGE, romfs_image  # noqa: E402
 from facedown.virtualshoe import find_micropython  # noqa: E402
 
 # The GC heap of MicroPython >= 1.20 on a Pico: all of the 256 KB main SRAM past .data/.bss (no
@@ -246,7 +247,7 @@ import rp2
 ROM = sys.argv[1:] == ["rom"]
 if ROM:  # the modules from a ROMFS image, executed in place (its bytes are flash on a Pico)
     import vfs
-    with open("program.romfs", "rb") as f:
+    with open("ROMFS_IMAGE", "rb") as f:
         IMAGE = f.read()
 gc.collect()
 H0 = gc.mem_alloc()
@@ -298,27 +299,7 @@ def add_fakes(folder):
     shutil.copytree(os.path.join(ROOT, "tests", "fakes"), os.path.join(folder, "fakes"),
                     dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     with open(os.path.join(folder, "memory_pico.py"), "w") as f:
-        f.write(MP_PICO)
-
-
-def build_romfs(folder):
-    """program.romfs in folder: the image's .mpy modules as a ROMFS (mpremote romfs build), what
-    a MicroPython build with a ROMFS partition runs in place, its bytecode never copied to RAM."""
-    stage = os.path.join(folder, "romfs-stage")
-    for d, _dirs, names in os.walk(folder):
-        for name in names:
-            if name.endswith(".mpy") and not os.path.relpath(d, folder).startswith("romfs"):
-                rel = os.path.relpath(os.path.join(d, name), folder)
-                os.makedirs(os.path.dirname(os.path.join(stage, rel)), exist_ok=True)
-                shutil.copyfile(os.path.join(folder, rel), os.path.join(stage, rel))
-    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
-    proc = subprocess.run([tool if os.path.exists(tool) else "mpremote", "romfs", "--no-mpy",
-                           "-o", os.path.join(folder, "program.romfs"), "build", stage],
-                          capture_output=True, text=True, timeout=120)
-    shutil.rmtree(stage, ignore_errors=True)
-    if proc.returncode:
-        return "mpremote romfs build failed: " + (proc.stderr or proc.stdout).strip()[-200:]
-    return None
+        f.write(MP_PICO.replace("ROMFS_IMAGE", ROMFS_IMAGE))
 
 
 def run_pico(folder, rom=False):
@@ -400,16 +381,16 @@ def main():
         files = build_image(pico, "armv6m")
         sizes = {f: os.path.getsize(os.path.join(pico, f)) for f in files}
         host = os.path.join(tmp, "host")
-        build_image(host, None)
+        build_files = build_image(host, None)
         with open(os.path.join(host, "memory_mp.py"), "w") as f:
             f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
         add_fakes(host)
-        romfs_error = build_romfs(host)
+        romfs_image(host, [f for f in build_files if f.endswith(".mpy")])  # what deploy writes
         provision(host)
         runs = {h: run_mp(host, h) for h in HEAPS}
         minimum = smallest_heap(host)
         hal = run_pico(host)
-        rom = run_pico(host, rom=True) if not romfs_error else {"error": romfs_error}
+        rom = run_pico(host, rom=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
