@@ -39,8 +39,8 @@ def main():
     hal.mech.idle = link.idle
     hal.log("facedown %s ready: hand %d, events up to %d%s" % (
         device_version(), device.hand_no, device.event_next - 1,
-        " (modules in the ROMFS)" if Device.__module__ in sys.modules and
-        getattr(sys.modules[Device.__module__], "__file__", "").startswith("/rom/") else ""))
+        " (modules in the ROMFS)" if getattr(sys.modules["device"], "__file__", "").startswith(
+            "/rom/") else ""))
     asyncio.run(link.run())
     # only maintenance ends the loop: main.py returns and the REPL takes the serial line
     if hasattr(port, "close"):
