@@ -65,7 +65,6 @@ from hal.store import DirStore
 from journal import BLOCK, JOURNAL_BLOCKS
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
-STORAGE_BYTES = 1408 * 1024  # MICROPY_HW_FLASH_STORAGE_BYTES of RPI_PICO (no ROMFS)
 FS_BYTES = 192 * 1024      # the filesystem's share of the storage region
 JOURNAL_START = FS_BYTES   # the journal right after it
 JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK  # on the stock layout; the partition runs to the end
