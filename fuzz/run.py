@@ -46,34 +46,33 @@ def seeds():
     def records(bodies, op=0):
         return b"".join(bytes([op, len(b)]) + b for b in bodies)
 
-    for k, (_, bodies) in enumerate(plays):
-        out["device"].append(records(bodies, 4 * (k & 1)))
-        stream = W.encode(W.CMD, 0, W.encode_command("ping", [0]))
+    def stream(bodies, session=None):
+        """The commands as a host sends them: SEQ 0 first, an ACK every third command; CMD
+        frames, or ACMD frames sealed in session."""
+        out = W.encode(W.CMD, 0, W.encode_command("ping", [0]))
         seq = 0
         for i, body in enumerate(bodies):
             seq = W.next_seq(seq)
-            stream += W.encode(W.CMD, seq, body)
+            out += W.encode(W.CMD, seq, body) if session is None else \
+                W.encode(W.ACMD, seq, session.frame_body(seq, body))
             if i % 3 == 2:
-                stream += W.encode(W.ACK, 0, W.encode_ack(seq * 4))
-        out["link"].append(bytes([k & 0xFF]) + stream)
-        if k % 4 == 0:
-            out["codec"].append(bytes([k & 0xFF]) + stream[:1023])
-    # the link in the host's session (ACMD frames, as the host's client sends them; every
-    # harness device opens the same session: fuzzlib.Session's seeded nonces), so that the
-    # commands above the public role go deep through the link too
+                out += W.encode(W.ACK, 0, W.encode_ack(seq * 4))
+        return out
+
+    # the link in the host's session too (as the host's client sends it; every harness device
+    # opens the same session: fuzzlib.Session's seeded nonces), so that the commands above the
+    # public role go deep through the link
     from facedown import keys
 
     base = fuzzlib.new_device().host.session
     for k, (_, bodies) in enumerate(plays):
+        out["device"].append(records(bodies, 4 * (k & 1)))
+        plain = stream(bodies)
+        out["link"].append(bytes([k & 0xFF]) + plain)
+        if k % 4 == 0:
+            out["codec"].append(bytes([k & 0xFF]) + plain[:1023])
         session = keys.Session(base.device, base.role, base.skey, base.number)
-        stream = W.encode(W.CMD, 0, W.encode_command("ping", [0]))
-        seq = 0
-        for i, body in enumerate(bodies):
-            seq = W.next_seq(seq)
-            stream += W.encode(W.ACMD, seq, session.frame_body(seq, body))
-            if i % 3 == 2:
-                stream += W.encode(W.ACK, 0, W.encode_ack(seq * 4))
-        out["link"].append(bytes([(k + 128) & 0xFF]) + stream)
+        out["link"].append(bytes([(k + 128) & 0xFF]) + stream(bodies, session))
     # power cuts: armed for the next command's records, and between commands
     for at in (1, 2, 3, 5):
         cut = W.encode_command("sim_fault", ["power_cut", at, 0, 0])
