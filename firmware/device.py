@@ -91,7 +91,9 @@ class Device:
             from integrity import boot as check
 
             boot = check(store)
-        self.locked = boot[0]   # why the firmware check failed (only maintenance leaves it)
+        # why the firmware check failed, or why the HAL has no flash for the journal (a shoe
+        # that a power cut would make forget its cards never deals); only maintenance leaves it
+        self.locked = boot[0] or getattr(hal, "journal_fault", None)
         if self.sessions.provisioned():
             if self.locked:
                 self.audit.add("device", "locked", self.locked)
@@ -102,7 +104,12 @@ class Device:
             self.audit.add(store.read("maint.actor") or "unknown", "deploy", boot[1])
         self.fault = None       # the last stopping fault (status shows it) until a feed succeeds
         self.entropy = None     # the random source failed: latched until the shoe restarts
-        self.journal = Journal(hal.flash)
+        flash = hal.flash
+        if flash is None:  # (journal_fault: locked) two erased blocks that nothing is dealt on
+            from hal.flashdev import RamFlash
+
+            flash = RamFlash(2)
+        self.journal = Journal(flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
         self.restore()

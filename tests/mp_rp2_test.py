@@ -28,31 +28,93 @@ def case_wiring():
     assert board.outputs[world.g_en] != world.en_level, "the driver powers up off"
     uart = board.uarts[0]
     assert uart.baudrate == 115200 and uart.tx.id == 0 and uart.rx.id == 1
-    # the journal's partition: after the 192 KB filesystem, to the end of the storage region
-    assert hal.flash.start == 192 * 1024 == JOURNAL_START
-    assert hal.flash.len == 304 * 4096 == JOURNAL_LEN
-    assert JOURNAL_START + JOURNAL_LEN == rp2.STORAGE_BYTES
-    assert hal.flash.ioctl(4, 0) == 304 and hal.flash.ioctl(5, 0) == 4096
+    assert hal.flash.ioctl(4, 0) == STAND_IN and hal.flash.ioctl(5, 0) == 4096
 
 
-def case_filesystem_over_the_journal():
-    """A filesystem over the partition (the stock _boot.py): no durable journal, said so."""
-    world, h2 = fresh(1408 * 1024)
-    assert h2.caps == 0 and h2.flash.ioctl(4, 0) == 2
-    assert "journal in RAM" in h2.logs[-1]
+def case_stock_layout_keeps_the_journal():
+    """The stock RPI_PICO image: littlefs over the whole 1408 KB storage region (rp2's _boot.py
+    formats a fresh chip), the firmware's image installed on it. The HAL reserves the journal's
+    blocks in littlefs (journal/b000 ...), the journal runs on them raw, littlefs files are
+    written in between, and after a power cycle _boot.py mounts littlefs again (nothing is
+    formatted), the reservation is found as it was, and the journal has everything."""
+    import os
+    from journal import Journal
+
+    rp2.chip.sectors.clear()
+    assert boot_storage(), "a fresh chip: _boot.py formats it"
+    if IMAGE:
+        install(IMAGE)
+    used0 = os.statvfs(MOUNT)
+    world, hal = fresh(stock=True)
+    n = hal.flash.ioctl(4, 0)
+    assert hal.caps == 2 and hal.journal_fault is None, hal.logs
+    assert "reserved (%d blocks for the journal)" % n in hal.logs[-1], hal.logs
+    st = os.statvfs(MOUNT)
+    assert st[2] == 352 and used0[3] - st[3] >= n, (used0, st, n)
+    assert n == min(304, (used0[3] - 42) * 14 // 15) and 40 <= st[3] <= 48, (n, used0, st)
+    print("stock layout: %d blocks used before, %d journal blocks, %d left free" % (
+        used0[2] - used0[3], n, st[3]))
+    phys = list(hal.flash.phys)
+    assert len(set(phys)) == n
+    j = Journal(hal.flash)
+    assert not j.problems, j.problems  # the reservation marks read as erased
+    j.set_config('{"game":"holdem"}')
+    hal.store.write("counters", '{"cards": 1}')
+    j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
+    for k in range(40):  # past a block: the ring moves on
+        j.commit(bytes([k, 1, 2, 3] * 20), bytes([0, k]), feeding=0)
+        hal.store.append("audit.log", b"record %d\n" % k)
+    # the power goes
+    j = hal = None
+    power_off()
+    assert not boot_storage(), "the storage was formatted at power-up"
+    world, hal = fresh(stock=True)
+    assert hal.caps == 2 and list(hal.flash.phys) == phys
+    assert not [m for m in hal.logs if "reserved" in m], hal.logs
+    j2 = Journal(hal.flash)
+    assert not j2.problems, j2.problems
+    assert j2.config == '{"game":"holdem"}' and j2.hand is not None and j2.hand.number == 1
+    assert len(j2.hand.entries) == 40 * 80
+    assert hal.store.read("counters") == '{"cards": 1}'
+    assert hal.store.read("audit.log").count("record") == 40
+    power_off()
 
 
-def case_storage_with_a_romfs_partition():
-    """A build with a 192 KB ROMFS partition has a 1216 KB storage region: the journal takes
-    what follows the filesystem, 1024 KB; a region too small for it keeps it in RAM."""
+def case_romfs_build_layout():
+    """A build with a 192 KB ROMFS partition has a 1216 KB storage region, littlefs over all of
+    it (the stock _boot.py): the journal is reserved the same way, from what is free."""
+    import os
+
     try:
         rp2.STORAGE_BYTES = 1216 * 1024
-        world, hal = fresh()
-        assert hal.caps == 2 and hal.flash.start == JOURNAL_START
-        assert hal.flash.ioctl(4, 0) == 256 and hal.flash.len == 1024 * 1024
-        rp2.STORAGE_BYTES = JOURNAL_START + 63 * 4096
-        world, hal = fresh()
-        assert hal.caps == 0 and "under 64 blocks" in hal.logs[-1]
+        rp2.chip.sectors.clear()
+        assert boot_storage()
+        free = os.statvfs(MOUNT)[3]
+        world, hal = fresh(stock=True)
+        assert hal.caps == 2 and hal.flash.ioctl(4, 0) == min(304, (free - 42) * 14 // 15)
+        assert os.statvfs(MOUNT)[3] >= 40
+        assert max(hal.flash.phys) < 304
+        power_off()
+    finally:
+        rp2.STORAGE_BYTES = 1408 * 1024
+
+
+def case_a_full_filesystem_keeps_no_journal():
+    """A filesystem without room for the journal (under 64 blocks once the firmware's files
+    have theirs): no journal, and why; nothing is reserved, littlefs is left as it was."""
+    import os
+
+    try:
+        rp2.STORAGE_BYTES = 110 * 4096
+        rp2.chip.sectors.clear()
+        boot_storage()
+        world, hal = fresh(stock=True)
+        assert hal.flash is None and hal.caps == 0
+        assert "no flash for the journal: the filesystem has 108 free blocks" in \
+            hal.journal_fault, hal.journal_fault
+        assert "stock MicroPython" in hal.journal_fault
+        assert "journal" not in os.listdir(MOUNT)
+        power_off()
     finally:
         rp2.STORAGE_BYTES = 1408 * 1024
 
@@ -322,7 +384,7 @@ def case_watchdog():
     # open_port on the unix port's stdin (kbd_intr exists there too); maintenance: close()
     # gives the REPL Ctrl-C back and stops the watchdog, which machine.WDT cannot
     world = hal = None
-    world, h2 = fresh(0)
+    world, h2 = fresh()
     p = h2.open_port()
     assert board.wdt is not None and board.wdt_enabled and isinstance(p, UsbPort)
     p.read_into(bytearray(8))
@@ -488,34 +550,6 @@ def case_rng_boots():
     world, hal = fresh()
     board.mem[ROSC_RANDOMBIT] = rosc_bits(123456789)  # the first boot's bits, replayed
     assert first_shuffle(hal) == firsts[0]
-
-
-def case_journal_on_flash():
-    from journal import Journal
-
-    world, hal = fresh()
-    rp2.chip.sectors.clear()
-    j = Journal(hal.flash)
-    assert j.nblocks == 304 and j.hand_no == 0
-    j.set_config('{"game":"holdem"}')
-    j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
-    entries = bytes([1, 2, 3, 4, 5, 6, 7, 8])
-    j.commit(entries, bytes([0, 1, 5, 9]), feeding=0)
-    j.commit(bytes([9, 10, 11, 12]), b"")
-    j.close_hand()
-    j.begin_hand(2, '{"game":"holdem","seats":[1,2]}')
-    j.commit(bytes([13, 14, 15, 16]), b"", feeding=1)
-    # the power goes; at the next boot the journal reads it all back from the flash
-    j2 = Journal(rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN))
-    assert j2.config == '{"game":"holdem"}', j2.config
-    assert j2.hand_no == 2 and j2.hand is not None and j2.hand.number == 2
-    assert bytes(j2.hand.entries) == bytes([13, 14, 15, 16]) and j2.hand.feeding == 1
-    assert j2.last is not None and bytes(j2.last.entries) == entries + bytes([9, 10, 11, 12])
-    assert not j2.problems, j2.problems
-    assert not j2.verify(), j2.verify()
-    # it stayed in its partition: nothing below the filesystem's end was touched
-    assert min(rp2.chip.sectors) >= JOURNAL_START // 4096, sorted(rp2.chip.sectors)[:3]
-    assert rp2.chip.erases >= 1
 
 
 def case_power_cut_inspect():
@@ -711,15 +745,19 @@ def case_status_led():
     assert sm.puts[n - 1] == L.grb(L.COLORS["locked"][0]) and len(sm.puts) == n
 
 
-TESTS = [case_wiring, case_filesystem_over_the_journal, case_storage_with_a_romfs_partition,
+TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layout,
+         case_a_full_filesystem_keeps_no_journal,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
-         case_rng_health_faults, case_rng_boots, case_journal_on_flash, case_power_cut_inspect,
+         case_rng_health_faults, case_rng_boots, case_power_cut_inspect,
          case_maintenance, case_panel, case_status_led]
 # The whole firmware (device, link, engine, journal) with this harness (the fakes, the card
 # path model) beside it needs more than the other cases.
-HEAPS = {"case_maintenance": "384K"}
+HEAPS = {"case_maintenance": "384K", "case_engine_deal_and_jam_exhausted": "320K",
+         # the fake flash chip's sectors live in this heap: 1.4 MB for the stock layout
+         "case_stock_layout_keeps_the_journal": "3M", "case_romfs_build_layout": "3M",
+         "case_a_full_filesystem_keeps_no_journal": "1M"}
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ sys.path[:0] = [HERE + "/fakes", IMAGE or ROOT + "/firmware"]
 from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's peak)
 import machine  # noqa: E402  (the fake)
 import rp2  # noqa: E402
-from hal.rp2 import Rp2Hal, JOURNAL_START, JOURNAL_LEN  # noqa: E402
+from hal.rp2 import Rp2Hal  # noqa: E402
 from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT,  # noqa: E402
                          UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
 from hal import stepper_pio as SP  # noqa: E402
@@ -253,15 +253,83 @@ PINS = [_pins]  # hal.pins, compiled once and lent to every Rp2Hal of this run (
 del _pins
 
 
-def fresh(fs=192 * 1024, pinmap=PINMAP):
+MOUNT = "/flash"  # where the cases mount the Pico's littlefs (the Pico mounts it at /)
+STAND_IN = 64     # blocks: the journal's flash when a case is not about where it lives
+
+
+def journal_stand_in():
+    """The last STAND_IN blocks of the storage region as raw flash (the fake chip is sparse:
+    no RAM until written), for the cases that do not boot littlefs."""
+    return rp2.Flash(start=rp2.STORAGE_BYTES - STAND_IN * 4096)
+
+
+def fresh(pinmap=PINMAP, root="", journal=None, stock=False):
+    """A Pico's HAL. stock: on the littlefs of the storage region (boot_storage() first), the
+    journal in the blocks it reserves there, as on a shoe; otherwise on journal (default: the
+    stand-in), the store in root."""
     board.reset()
     board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
     if PINS:
         sys.modules["hal.pins"] = PINS[0]
-    hal = Rp2Hal(pinmap, clock=machine.Clock(), fs_size=lambda: fs)
+    if stock:
+        root, journal = MOUNT, None
+    elif journal is None:
+        journal = journal_stand_in()
+    hal = Rp2Hal(pinmap, clock=machine.Clock(), root=root, journal=journal)
     assert "hal.pins" not in sys.modules, "the HAL keeps the pin map's loader"
     world = World(hal.timing)
     return world, hal
+
+
+def boot_storage(mount=MOUNT):
+    """Power-up: rp2's frozen _boot.py (ports/rp2/modules/_boot.py) line for line, over the fake
+    rp2.Flash() with the unix port's real littlefs, but mounted at `mount` (the unix port's /
+    is the host's). Returns True if the mount failed and the storage was formatted (all of
+    it, as _boot.py does: everything on it is gone)."""
+    import vfs
+
+    bdev = rp2.Flash()
+    formatted = False
+    try:
+        fs = vfs.VfsLfs2(bdev, progsize=256)
+    except:  # noqa: E722  (as _boot.py: any failure formats)
+        vfs.VfsLfs2.mkfs(bdev, progsize=256)
+        fs = vfs.VfsLfs2(bdev, progsize=256)
+        formatted = True
+    vfs.mount(fs, mount)
+    return formatted
+
+
+def power_off(mount=MOUNT):
+    """The power goes (or went, in the middle of an operation): littlefs's state in RAM is
+    dropped with the mount; the chip keeps what reached it, and powers up again."""
+    import vfs
+
+    try:
+        vfs.umount(mount)
+    except OSError:
+        pass
+    rp2.chip.revive()
+
+
+def install(src, mount=MOUNT, sub=""):
+    """Copy a built image (a folder) into the mounted littlefs, as facedown deploy does."""
+    import os
+
+    for e in os.ilistdir(src + sub):
+        rel = sub + "/" + e[0]
+        if e[1] & 0x4000:
+            try:
+                os.mkdir(mount + rel)
+            except OSError:
+                pass
+            install(src, mount, rel)
+        else:
+            with open(src + rel, "rb") as f:
+                data = f.read()
+            with open(mount + rel, "wb") as f:
+                f.write(data)
+            data = None
 
 
 def expect_fault(kind, fn, *args):

@@ -22,7 +22,7 @@ from conftest import FIRMWARE, ROOT
 BIN = os.path.dirname(sys.executable)
 FAKES = os.path.join(ROOT, "tests", "fakes")
 HAL_FILES = ["hal/rp2.py", "hal/rp2mech.py", "hal/stepper_pio.py", "hal/carousel_rp2.py",
-             "hal/led_pio.py"]
+             "hal/led_pio.py", "hal/reserve.py"]
 PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
 STUB_DISTS = ("micropython-rp2-rpi-pico-stubs", "micropython-stdlib-stubs")
 

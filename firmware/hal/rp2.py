@@ -6,7 +6,10 @@
 #   mech      hal.rp2mech.Mechanism: the PIO stepper, the beams, the reader (UART), the diverter;
 #             with the carousel fitted (revision B), hal.carousel_rp2.ShufflingMechanism, which
 #             realises the engine's reshuffle plans (carousel: its Carousel, on PIO sm 1)
-#   flash     the journal's partition, rp2.Flash(start=JOURNAL_START, len=JOURNAL_LEN)
+#   flash     the journal's blocks: littlefs files of one block each, programmed raw through
+#             rp2.Flash() (hal/reserve.py); None when the filesystem cannot hold them, and then
+#             journal_fault says why and the shoe is locked (it never deals on a journal that a
+#             power cut would lose)
 #   clock     ticks_ms / ticks_us / ticks_diff / ticks_add / sleep_ms
 #   tick()    feeds the watchdog; called by every read of the USB port (the main loop polls it
 #             all the time) and by the mechanism's loops. The watchdog starts with open_port().
@@ -25,23 +28,19 @@
 #               buzzer's answer to a press (panel.py runs the presses); show(state): the status
 #               LED (Device.indication), with an alarm when the operator is needed
 #
-# Flash layout (RPI_PICO, 2 MB; rp2.Flash offsets count from the start of MicroPython's storage
-# region, which begins after the firmware):
+# Flash layout (RPI_PICO, 2 MB), as the stock MicroPython image has it:
 #
 #     0x000000 - 0x09FFFF   640 KB   MicroPython firmware (code, frozen modules)
-#     0x0A0000 - 0x0CFFFF   192 KB   storage +0:      littlefs, the shoe's .py files and pinmap.json
-#     0x0D0000 - 0x1FFFFF  1216 KB   storage +192 KB: the journal, JOURNAL_BLOCKS (304) x 4 KB
+#     0x0A0000 - 0x1FFFFF  1408 KB   the storage region, rp2.Flash(): littlefs over all of it
+#                                    (the frozen _boot.py mounts it, and formats it when that
+#                                    mount fails); in it the firmware's files, the shoe's data
+#                                    files and the journal's blocks (journal/b000 ..., about
+#                                    240 blocks of 4 KB: hal/reserve.py)
 #
 # A build with a ROMFS partition (MICROPY_HW_ROMFS_BYTES: the modules run in place from flash,
-# docs/deploy.md) takes it from the storage region, which then starts and ends later: with
-# 192 KB of ROMFS the journal runs from +192 KB to the region's end, 1024 KB (256 blocks).
-#
-# The stock RPI_PICO firmware's frozen _boot.py mounts littlefs over the whole 1408 KB storage
-# region (and reformats it all when that mount fails), so the journal can only own its 1216 KB
-# on a firmware built with a _boot.py that mounts rp2.Flash(start=0, len=FS_BYTES) instead. Rp2Hal
-# checks the mounted filesystem's size: if littlefs spans more than FS_BYTES, writing the
-# journal would destroy files, so the journal runs in RAM (2 blocks, lost at power-off), the
-# host is not offered the journal capability, and the log says why.
+# docs/deploy.md) takes the partition from the storage region, which then starts later; the
+# same stock _boot.py mounts littlefs over the rest, and the journal's blocks are reserved the
+# same way.
 import os
 import sys
 import time
@@ -62,13 +61,9 @@ from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, UsbPo
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from hal.led_pio import LED_HZ, StatusLed, ws2812
 from hal.store import DirStore
-from journal import BLOCK, JOURNAL_BLOCKS
+from journal import JOURNAL_BLOCKS
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
-FS_BYTES = 192 * 1024      # the filesystem's share of the storage region
-JOURNAL_START = FS_BYTES   # the journal right after it
-JOURNAL_LEN = JOURNAL_BLOCKS * BLOCK  # on the stock layout; the partition runs to the end
-MIN_JOURNAL_BLOCKS = 64    # a smaller storage region keeps no durable journal (~200 hands)
 LOG_LINES = 32
 BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")  # panel.BUTTONS: pins btn_<name>
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
@@ -76,7 +71,7 @@ BEEP_OK_MS = 60
 BEEP_REFUSED_MS = 400
 BEEP_ALARM_MS = 1000       # a stop: the operator is needed
 
-__all__ = ["Rp2Hal", "MechanismFault", "JOURNAL_START", "JOURNAL_LEN"]
+__all__ = ["Rp2Hal", "MechanismFault"]
 
 
 class Clock:
@@ -90,55 +85,13 @@ class Clock:
         self.sleep_ms = time.sleep_ms
 
 
-def fs_bytes():
-    """Size of the filesystem mounted at / (littlefs: block size x block count)."""
-    st = os.statvfs("/")
-    return st[1] * st[2]
-
-
-def partition(fs_size):
-    """The journal's block device: (device, durable). rp2.Flash from JOURNAL_START to the end of
-    MicroPython's storage region (JOURNAL_LEN on the stock 2 MB layout; less on a build with a
-    ROMFS partition, which takes its flash from the storage region) when the filesystem stays
-    below it; otherwise a RAM stand-in (see the layout above)."""
-    if fs_size <= JOURNAL_START:
-        dev = rp2.Flash(start=JOURNAL_START)
-        if (dev.ioctl(4, 0) or 0) >= MIN_JOURNAL_BLOCKS:
-            return dev, True
-    return _ram_journal(2), False
-
-
-def _ram_journal(blocks):
-    """A journal partition in RAM, a 4 KB block allocated when first written."""
-    from hal.flashdev import RamFlash
-
-    class SparseRam(RamFlash):
-        def __init__(self, n):
-            RamFlash.__init__(self, n, bytearray(0))
-            self.sectors = {}
-
-        def _get(self, start, n):
-            out = bytearray(n)
-            for i in range(n):
-                s = self.sectors.get((start + i) // BLOCK)
-                out[i] = 0xFF if s is None else s[(start + i) % BLOCK]
-            return out
-
-        def _put(self, start, data):
-            for i in range(len(data)):
-                k = (start + i) // BLOCK
-                s = self.sectors.get(k)
-                if s is None:
-                    s = self.sectors[k] = bytearray(b"\xff" * BLOCK)
-                s[(start + i) % BLOCK] = data[i]
-
-    return SparseRam(blocks)
-
-
 class Rp2Hal:
     simulated = False
 
-    def __init__(self, pinmap="pinmap.json", clock=None, fs_size=None):
+    def __init__(self, pinmap="pinmap.json", clock=None, root="", journal=None):
+        """root: the littlefs root ("": the working folder, / on a Pico); journal: a block
+        device to keep the journal on instead of the blocks reserved in littlefs (the tests
+        under CPython, which has no littlefs)."""
         self.logs = []
         self.deck = None          # the order in the magazine is not known (no shuffler yet)
         self.clock = clock if clock is not None else Clock()
@@ -153,20 +106,25 @@ class Rp2Hal:
         import gc
 
         gc.collect()
-        # the journal's partition
-        size = fs_size() if fs_size is not None else fs_bytes()
-        self.flash, durable = partition(size)
-        self.caps = CAP_JOURNAL if durable else 0
-        if not durable:
-            self.log("flash: the filesystem spans %d KB, over the journal's partition at +%d KB, "
-                     "or the storage region leaves it under %d blocks: journal in RAM only "
-                     "(flash a firmware whose _boot.py mounts %d KB)"
-                     % (size // 1024, JOURNAL_START // 1024, MIN_JOURNAL_BLOCKS,
-                        FS_BYTES // 1024))
+        self.store = DirStore(root)  # the littlefs root: device.key, audit.log, counters
+        # the journal's blocks, in littlefs
+        self.journal_fault = None
+        if journal is None:
+            from hal.reserve import journal_flash
+
+            journal, self.journal_fault, note = journal_flash(self.store, rp2.Flash(),
+                                                              JOURNAL_BLOCKS)
+            sys.modules.pop("hal.reserve", None)
+            if note and journal is not None:
+                self.log("flash: %s (%d blocks for the journal)" % (note, journal.ioctl(4, 0)))
+            if self.journal_fault:
+                self.journal_fault += " (flash the stock MicroPython image, docs/deploy.md)"
+                self.log(self.journal_fault)
+        self.flash = journal
+        self.caps = CAP_JOURNAL if journal is not None else 0
         self.rosc = None  # type: Any  # the health-tested ROSC (shoe.health.CheckedSource)
         self.drbg = None  # type: Any  # the HMAC-DRBG, from the first hand on
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
-        self.store = DirStore("")  # the littlefs root: device.key, audit.log, counters
         self.wdt = None
         self.hands = 0
 

@@ -12,9 +12,21 @@
 #                2 * half cycles apart, the first 2 cycles after the pull, then a token in the RX
 #                FIFO 2 + 2 * steps * half cycles after the pull and the next pull one cycle
 #                later. test_rp2.py checks this model against the program in the emulator.
-#   Flash        rp2.Flash(start=, len=) over a sparse NOR chip with MicroPython's argument rules
-#                (offsets in the 1408 KB storage region, 4 KB aligned) and the RP2040's program
-#                rules (256-byte pages, bits only cleared; erase sets 0xFF).
+#   Flash        rp2.Flash(start=, len=) as ports/rp2/rp2_flash.c makes it (rp2_flash_make_new):
+#                offsets in the storage region (MICROPY_HW_FLASH_STORAGE_BYTES, 1408 KB on
+#                RPI_PICO: boards/RPI_PICO/mpconfigboard.cmake), start and len 4 KB aligned, else
+#                ValueError; no argument: the whole region (the singleton _boot.py mounts);
+#                ioctl 1-3 -> 0, 4 block count, 5 4096, 6 erase one block, others None
+#                (rp2_flash_ioctl); readblocks/writeblocks with an offset (the extended
+#                protocol littlefs uses), writeblocks without one erasing first
+#                (rp2_flash_writeblocks). Over a sparse NOR chip with the RP2040's rules
+#                (flash_range_program: whole 256-byte pages, bits only cleared; erase: 0xFF).
+#                The fake is stricter than the port in one way: the C code checks no bounds on
+#                a read or a program (memcpy from XIP / flash_range_program), here they raise.
+#                Power cuts: chip.arm(n) stops the n-th program or erase from now (PowerCut),
+#                torn (half a page programmed, half a sector erased) with partial=True, as
+#                hal.flashdev.RamFlash does for the journal's own tests. Real littlefs
+#                (vfs.VfsLfs2 of the unix port) mounts over it as rp2's _boot.py mounts it.
 import machine
 
 STORAGE_BYTES = 1408 * 1024  # RPI_PICO: MICROPY_HW_FLASH_STORAGE_BYTES
@@ -470,13 +482,22 @@ class StateMachine:
 
 # -------------------------------------------------------------------- flash
 
+class PowerCut(BaseException):
+    """The power went during a flash operation (a BaseException: no `except Exception` in the
+    firmware or in littlefs's caller swallows it). What reached the chip stays."""
+
+
 class _Chip:
-    """The 2 MB flash chip, sparse: sectors never written read as erased."""
+    """The 2 MB flash chip's storage region, sparse: sectors never written read as erased."""
 
     def __init__(self):
         self.sectors = {}
         self.programs = 0
         self.erases = 0
+        self.ops = 0           # programs (a page each) + erases
+        self.cut_after = 0     # 0: never; n: the power goes at the n-th operation from now
+        self.partial = False   # that operation is torn (half done)
+        self.dead = False
 
     def sector(self, addr):
         s = self.sectors.get(addr // SECTOR)
@@ -484,8 +505,44 @@ class _Chip:
             s = self.sectors[addr // SECTOR] = bytearray(b"\xff" * SECTOR)
         return s
 
+    def arm(self, after, partial=False):
+        """Cut the power at the after-th program (page) or erase from now (1: the next)."""
+        self.cut_after = after
+        self.partial = partial
+
+    def revive(self):
+        """Power back on: the chip keeps what reached it."""
+        self.dead = False
+        self.cut_after = 0
+
+    def op(self):
+        """Count one operation; True if it is the one the power cut tears (do half of it,
+        then call die()); raises PowerCut if it never happens."""
+        if self.dead:
+            raise PowerCut()
+        self.ops += 1
+        if self.cut_after:
+            self.cut_after -= 1
+            if self.cut_after == 0:
+                if self.partial:
+                    return True
+                self.die()
+        return False
+
+    def die(self):
+        self.dead = True
+        raise PowerCut()
+
+    def snapshot(self):
+        return {k: bytes(v) for k, v in self.sectors.items()}
+
+    def restore(self, snap):
+        self.sectors = {k: bytearray(v) for k, v in snap.items()}
+        self.revive()
+
 
 chip = _Chip()
+ERASED = b"\xff" * PAGE
 
 
 class Flash:
@@ -518,8 +575,7 @@ class Flash:
             k = min(n - i, SECTOR - o)
             s = chip.sectors.get(a // SECTOR)
             if s is None:
-                for j in range(k):
-                    buf[i + j] = 0xFF
+                buf[i:i + k] = ERASED_SECTOR[:k]
             else:
                 buf[i:i + k] = s[o:o + k]
             i += k
@@ -533,11 +589,22 @@ class Flash:
         addr = self._range(block * SECTOR + offset, n)
         if addr % PAGE or n % PAGE:
             raise ValueError("flash_range_program needs whole 256-byte pages")
-        for i in range(n):
-            a = addr + i
+        data = memoryview(buf)
+        for p in range(0, n, PAGE):  # page by page, as flash_range_program goes
+            torn = chip.op()
+            a = addr + p
             s = chip.sector(a)
-            s[a % SECTOR] &= buf[i]
-        chip.programs += n // PAGE
+            o = a % SECTOR
+            k = PAGE // 2 if torn else PAGE
+            new = data[p:p + k]
+            if s[o:o + k] == ERASED[:k]:
+                s[o:o + k] = new
+            else:  # NOR: a program only clears bits
+                old = int.from_bytes(bytes(s[o:o + k]), "big")
+                s[o:o + k] = (old & int.from_bytes(bytes(new), "big")).to_bytes(k, "big")
+            chip.programs += 1
+            if torn:
+                chip.die()
 
     def ioctl(self, op, arg=0):
         if op in (1, 2, 3):
@@ -548,10 +615,17 @@ class Flash:
             return SECTOR
         if op == 6:
             addr = self._range(arg * SECTOR, SECTOR)
+            torn = chip.op()
+            if torn:  # half the sector erased
+                chip.sector(addr)[:SECTOR // 2] = ERASED_SECTOR[:SECTOR // 2]
+                chip.die()
             chip.sectors.pop(addr // SECTOR, None)
             chip.erases += 1
             return 0
         return None
+
+
+ERASED_SECTOR = b"\xff" * SECTOR
 
 
 def bootsel_button():
