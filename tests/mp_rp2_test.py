@@ -119,6 +119,183 @@ def case_a_full_filesystem_keeps_no_journal():
         rp2.STORAGE_BYTES = 1408 * 1024
 
 
+def _sweep_stride(total, runs):
+    """Every operation with FACEDOWN_SWEEP=1, else about `runs` cuts spread over all of them."""
+    import os
+
+    return 1 if os.getenv("FACEDOWN_SWEEP") else max(1, total // runs)
+
+
+def _small_storage(blocks):
+    """A storage region of `blocks` (the sweeps' littlefs: the same code, fewer blocks to
+    reserve and to fill), formatted by _boot.py, with one file of the shoe's on it."""
+    from hal import reserve
+
+    rp2.STORAGE_BYTES = blocks * 4096
+    rp2.chip.sectors.clear()
+    reserve.MIN_BLOCKS, reserve.ROOM = 8, 8
+    assert boot_storage()
+    with open(MOUNT + "/device.key", "w") as f:
+        f.write("k" * 64)
+    power_off()
+    return rp2.chip.snapshot()
+
+
+def _files_survive(store):
+    assert store.read("device.key") == "k" * 64, "a littlefs file was damaged"
+
+
+def case_reservation_power_cuts():
+    """The power goes at any flash operation while the journal's blocks are being reserved
+    (clean, or torn mid-page / mid-sector): at the next power-up littlefs mounts (_boot.py
+    formats nothing), the reservation starts again and ends, and its blocks are the journal's
+    alone: the journal fills every one of them, littlefs is then filled with files to the
+    last block, and after another power cycle both read back whole."""
+    from hal import reserve
+    from hal.store import DirStore
+
+    try:
+        base = _small_storage(96)
+        store = DirStore(MOUNT)
+        boot_storage()
+        ops0 = rp2.chip.ops
+        reserve.journal_flash(store, rp2.Flash(), 16)
+        total = rp2.chip.ops - ops0
+        power_off()
+        stride = _sweep_stride(total, 24)
+        runs = 0
+        for k in range(1, total + 1, stride):
+            for partial in (False, True):
+                rp2.chip.restore(base)
+                boot_storage()
+                rp2.chip.arm(k, partial)
+                try:
+                    reserve.journal_flash(store, rp2.Flash(), 16)
+                    raise AssertionError("the power never went (op %d of %d)" % (k, total))
+                except rp2.PowerCut:
+                    pass
+                power_off()
+                assert not boot_storage(), "formatted after a cut at op %d" % k
+                _files_survive(store)
+                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+                assert dev is not None, why
+                n = dev.ioctl(4, 0)
+                assert n == 16 and len(set(dev.phys)) == n
+                for b in range(n):  # the journal writes every block of its own
+                    dev.ioctl(6, b)
+                    dev.writeblocks(b, bytes([b]) * 4096, 0)
+                filled = 0
+                try:  # littlefs takes every block it has left
+                    while True:
+                        with open(MOUNT + "/fill%d" % filled, "wb") as f:
+                            f.write(bytes([filled & 0xFF]) * 8192)
+                        filled += 1
+                except OSError:
+                    pass
+                power_off()
+                assert not boot_storage()
+                _files_survive(store)
+                for i in range(filled):
+                    with open(MOUNT + "/fill%d" % i, "rb") as f:
+                        assert f.read() == bytes([i & 0xFF]) * 8192, "fill%d damaged" % i
+                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+                assert note is None, note  # the same reservation, found again
+                buf = bytearray(4096)
+                for b in range(n):
+                    dev.readblocks(b, buf, 0)
+                    assert buf == bytes([b]) * 4096, "journal block %d damaged" % b
+                power_off()
+                runs += 1
+        print("reservation: %d flash operations, cut at %d of them (x2: clean, torn)" % (
+            total, runs // 2))
+    finally:
+        rp2.STORAGE_BYTES = 1408 * 1024
+
+
+def case_session_power_cuts():
+    """A session that writes the journal (its records on the reserved blocks, raw) and
+    littlefs (the audit log appended, the counters rewritten) in turn, the power cut at every
+    flash operation of it, clean or torn: littlefs always mounts (nothing is formatted), the
+    reservation is found as it was, the journal holds exactly the commits done (or the one in
+    flight), the audit log the lines appended (or the one in flight), the counters the last
+    value written (or the one in flight), and no problem is reported."""
+    from hal import reserve
+    from hal.store import DirStore
+    from journal import Journal
+
+    steps = 40  # past a journal block: its erase, at a new place in the ring
+
+    def session(dev, store, done):
+        j = Journal(dev)
+        j.set_config('{"game":"holdem"}')
+        j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
+        for k in range(steps):
+            done["pending"] = ("commit", k + 1)
+            j.commit(bytes([k, 1, 2, 3] * 30), bytes([0, k]), feeding=0)
+            done["commits"] = k + 1
+            done["pending"] = ("audit", k + 1)
+            store.append("audit.log", b"record %d\n" % k)
+            done["audit"] = k + 1
+            if k % 3 == 2:
+                done["pending"] = ("counters", k)
+                store.write("counters", str(k))
+                done["counters"] = k
+        done["pending"] = None
+
+    try:
+        _small_storage(96)
+        store = DirStore(MOUNT)
+        boot_storage()
+        dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+        assert dev is not None, why
+        phys = list(dev.phys)
+        power_off()
+        base = rp2.chip.snapshot()
+        boot_storage()
+        ops0 = rp2.chip.ops
+        session(reserve.journal_flash(store, rp2.Flash(), 16)[0], store, {})
+        total = rp2.chip.ops - ops0
+        power_off()
+        stride = _sweep_stride(total, 80)
+        runs = 0
+        for k in range(1, total + 1, stride):
+            for partial in (False, True):
+                rp2.chip.restore(base)
+                boot_storage()
+                done = {"commits": 0, "audit": 0, "counters": None, "pending": None}
+                dev = reserve.journal_flash(store, rp2.Flash(), 16)[0]
+                rp2.chip.arm(k, partial)
+                try:
+                    session(dev, store, done)
+                    raise AssertionError("the power never went (op %d of %d)" % (k, total))
+                except rp2.PowerCut:
+                    pass
+                power_off()
+                assert not boot_storage(), "formatted after a cut at op %d" % k
+                _files_survive(store)
+                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+                assert note is None and list(dev.phys) == phys, (note, why)
+                j = Journal(dev)
+                assert not j.problems, (k, partial, j.problems)
+                pend = done["pending"]
+                commits = len(j.hand.entries) // 120 if j.hand is not None else 0
+                assert commits == done["commits"] or pend == ("commit", commits), \
+                    (k, partial, commits, done)
+                lines = (store.read("audit.log") or "").splitlines()
+                assert lines == ["record %d" % i for i in range(len(lines))], lines
+                assert len(lines) == done["audit"] or pend == ("audit", len(lines)), \
+                    (k, partial, len(lines), done)
+                c = store.read("counters")
+                c = None if c is None else int(c)
+                assert c == done["counters"] or pend == ("counters", c), (k, partial, c, done)
+                power_off()
+                runs += 1
+        print("session: %d flash operations, cut at %d of them (x2: clean, torn)" % (
+            total, runs // 2))
+    finally:
+        rp2.STORAGE_BYTES = 1408 * 1024
+
+
 def case_frames():
     f = frame("RD,07")
     assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
@@ -746,7 +923,8 @@ def case_status_led():
 
 
 TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layout,
-         case_a_full_filesystem_keeps_no_journal,
+         case_a_full_filesystem_keeps_no_journal, case_reservation_power_cuts,
+         case_session_power_cuts,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
@@ -757,7 +935,8 @@ TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layo
 HEAPS = {"case_maintenance": "384K", "case_engine_deal_and_jam_exhausted": "320K",
          # the fake flash chip's sectors live in this heap: 1.4 MB for the stock layout
          "case_stock_layout_keeps_the_journal": "3M", "case_romfs_build_layout": "3M",
-         "case_a_full_filesystem_keeps_no_journal": "1M"}
+         "case_a_full_filesystem_keeps_no_journal": "1M",
+         "case_reservation_power_cuts": "2M", "case_session_power_cuts": "2M"}
 
 
 if __name__ == "__main__":

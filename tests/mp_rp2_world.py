@@ -302,13 +302,19 @@ def boot_storage(mount=MOUNT):
 
 def power_off(mount=MOUNT):
     """The power goes (or went, in the middle of an operation): littlefs's state in RAM is
-    dropped with the mount; the chip keeps what reached it, and powers up again."""
+    dropped with the mount (the finalisers of the files a cut left open run now, with no
+    power: nothing reaches the chip); the chip keeps what reached it, and powers up again."""
+    import gc
     import vfs
+
+    rp2.chip.off = True
+    gc.collect()
 
     try:
         vfs.umount(mount)
     except OSError:
         pass
+    gc.collect()
     rp2.chip.revive()
 
 

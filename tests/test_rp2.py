@@ -556,6 +556,34 @@ def test_device_on_the_rp2_hal(scripts, tmp_path, monkeypatch):
     assert dev.hand_no == number
 
 
+def test_a_shoe_without_flash_for_its_journal_deals_nothing(scripts, tmp_path, monkeypatch):
+    """The HAL found no room for the journal in littlefs (journal_fault; mp_rp2_test.py's
+    case_a_full_filesystem_keeps_no_journal makes one on a real littlefs): the shoe is locked
+    with the HAL's reason, refuses a configuration and a hand with one line saying what to do,
+    and still does maintenance (the way to repair it). It never deals on a journal a power cut
+    would lose."""
+    M = scripts("mp_rp2_test")
+    wire = importlib.import_module("wire")
+    from device import Device
+    from sessions import InProcess, provision
+
+    monkeypatch.chdir(tmp_path)
+    world, hal = M.fresh()
+    M.board.mem[M.ROSC_RANDOMBIT] = M.rosc_bits(3)  # (a login's nonces)
+    hal.flash = None
+    hal.journal_fault = "no flash for the journal: the filesystem has 30 free blocks of 4 KB"
+    key = provision(str(tmp_path), hal.device_id)
+    dev = Device(hal)
+    assert dev.locked == hal.journal_fault
+    host = InProcess(dev, wire, key, "maintenance")
+    for cmd, args in (("config", ("holdem", 0b1110, 3, "tda2024", "")), ("hand", (0,))):
+        body = host.raw(cmd, *args)
+        code, msg = wire.decode_reply(body, wire.COMMAND_REPLY[wire.COMMAND_IDS[cmd]])
+        assert code == wire.DENIED and "locked: no flash for the journal" in msg, (cmd, msg)
+    assert json.loads(dev.status_json())["locked"] == hal.journal_fault
+    assert host.raw("maintenance")[0] == wire.OK
+
+
 def test_the_simulator_takes_the_time_the_mechanism_takes(scripts):
     """A stopping jam, on the Pico's mechanism (the fakes' clock) and in the simulator
     (hal/simmech.py's figures from the same pin map): the same time within 10 %. A jam one

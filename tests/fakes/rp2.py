@@ -498,6 +498,7 @@ class _Chip:
         self.cut_after = 0     # 0: never; n: the power goes at the n-th operation from now
         self.partial = False   # that operation is torn (half done)
         self.dead = False
+        self.off = False       # no power at all: nothing reaches the chip (power_off)
 
     def sector(self, addr):
         s = self.sectors.get(addr // SECTOR)
@@ -513,6 +514,7 @@ class _Chip:
     def revive(self):
         """Power back on: the chip keeps what reached it."""
         self.dead = False
+        self.off = False
         self.cut_after = 0
 
     def op(self):
@@ -566,6 +568,8 @@ class Flash:
         return self.start + offset
 
     def readblocks(self, block, buf, offset=0):
+        if chip.off:  # (a finaliser of the mount the power took: nothing to do)
+            return
         addr = self._range(block * SECTOR + offset, len(buf))
         i = 0
         n = len(buf)
@@ -581,6 +585,8 @@ class Flash:
             i += k
 
     def writeblocks(self, block, buf, offset=None):
+        if chip.off:
+            return
         n = len(buf)
         if offset is None:
             for k in range((n + SECTOR - 1) // SECTOR):
@@ -607,6 +613,8 @@ class Flash:
                 chip.die()
 
     def ioctl(self, op, arg=0):
+        if chip.off:
+            return 0
         if op in (1, 2, 3):
             return 0
         if op == 4:
