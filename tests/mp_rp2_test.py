@@ -119,13 +119,6 @@ def case_a_full_filesystem_keeps_no_journal():
         rp2.STORAGE_BYTES = 1408 * 1024
 
 
-def _sweep_stride(total, runs):
-    """Every operation with FACEDOWN_SWEEP=1, else about `runs` cuts spread over all of them."""
-    import os
-
-    return 1 if os.getenv("FACEDOWN_SWEEP") else max(1, total // runs)
-
-
 def _small_storage(blocks):
     """A storage region of `blocks` (the sweeps' littlefs: the same code, fewer blocks to
     reserve and to fill), formatted by _boot.py, with one file of the shoe's on it."""
@@ -145,6 +138,39 @@ def _files_survive(store):
     assert store.read("device.key") == "k" * 64, "a littlefs file was damaged"
 
 
+def _sweep(what, base, work, check, runs):
+    """Cut the power at the flash operations of work(ctx, start) (counted from its call of
+    start()), on the storage snapshot base: every one with FACEDOWN_SWEEP=1, else about `runs`
+    spread over all, each clean and torn. After each cut the next power-up must mount littlefs
+    (_boot.py formats nothing); then check(ctx, k, partial)."""
+    import os
+
+    rp2.chip.restore(base)
+    boot_storage()
+    mark = []
+    work({}, lambda: mark.append(rp2.chip.ops))
+    total = rp2.chip.ops - mark[0]
+    power_off()
+    stride = 1 if os.getenv("FACEDOWN_SWEEP") else max(1, total // runs)
+    cuts = 0
+    for k in range(1, total + 1, stride):
+        for partial in (False, True):
+            rp2.chip.restore(base)
+            boot_storage()
+            ctx = {}
+            try:
+                work(ctx, lambda: rp2.chip.arm(k, partial))
+                raise AssertionError("the power never went (op %d of %d)" % (k, total))
+            except rp2.PowerCut:
+                pass
+            power_off()
+            assert not boot_storage(), "formatted after a cut at op %d" % k
+            check(ctx, k, partial)
+            power_off()
+        cuts += 1
+    print("%s: %d flash operations, cut at %d of them (clean and torn)" % (what, total, cuts))
+
+
 def case_reservation_power_cuts():
     """The power goes at any flash operation while the journal's blocks are being reserved
     (clean, or torn mid-page / mid-sector): at the next power-up littlefs mounts (_boot.py
@@ -154,60 +180,44 @@ def case_reservation_power_cuts():
     from hal import reserve
     from hal.store import DirStore
 
-    try:
-        base = _small_storage(96)
-        store = DirStore(MOUNT)
-        boot_storage()
-        ops0 = rp2.chip.ops
+    store = DirStore(MOUNT)
+
+    def work(ctx, start):
+        start()
         reserve.journal_flash(store, rp2.Flash(), 16)
-        total = rp2.chip.ops - ops0
+
+    def check(ctx, k, partial):
+        _files_survive(store)
+        dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+        assert dev is not None, why
+        n = dev.ioctl(4, 0)
+        assert n == 16 and len(set(dev.phys)) == n
+        for b in range(n):  # the journal writes every block of its own
+            dev.ioctl(6, b)
+            dev.writeblocks(b, bytes([b]) * 4096, 0)
+        filled = 0
+        try:  # littlefs takes every block it has left
+            while True:
+                with open(MOUNT + "/fill%d" % filled, "wb") as f:
+                    f.write(bytes([filled & 0xFF]) * 8192)
+                filled += 1
+        except OSError:
+            pass
         power_off()
-        stride = _sweep_stride(total, 24)
-        runs = 0
-        for k in range(1, total + 1, stride):
-            for partial in (False, True):
-                rp2.chip.restore(base)
-                boot_storage()
-                rp2.chip.arm(k, partial)
-                try:
-                    reserve.journal_flash(store, rp2.Flash(), 16)
-                    raise AssertionError("the power never went (op %d of %d)" % (k, total))
-                except rp2.PowerCut:
-                    pass
-                power_off()
-                assert not boot_storage(), "formatted after a cut at op %d" % k
-                _files_survive(store)
-                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
-                assert dev is not None, why
-                n = dev.ioctl(4, 0)
-                assert n == 16 and len(set(dev.phys)) == n
-                for b in range(n):  # the journal writes every block of its own
-                    dev.ioctl(6, b)
-                    dev.writeblocks(b, bytes([b]) * 4096, 0)
-                filled = 0
-                try:  # littlefs takes every block it has left
-                    while True:
-                        with open(MOUNT + "/fill%d" % filled, "wb") as f:
-                            f.write(bytes([filled & 0xFF]) * 8192)
-                        filled += 1
-                except OSError:
-                    pass
-                power_off()
-                assert not boot_storage()
-                _files_survive(store)
-                for i in range(filled):
-                    with open(MOUNT + "/fill%d" % i, "rb") as f:
-                        assert f.read() == bytes([i & 0xFF]) * 8192, "fill%d damaged" % i
-                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
-                assert note is None, note  # the same reservation, found again
-                buf = bytearray(4096)
-                for b in range(n):
-                    dev.readblocks(b, buf, 0)
-                    assert buf == bytes([b]) * 4096, "journal block %d damaged" % b
-                power_off()
-                runs += 1
-        print("reservation: %d flash operations, cut at %d of them (x2: clean, torn)" % (
-            total, runs // 2))
+        assert not boot_storage()
+        _files_survive(store)
+        for i in range(filled):
+            with open(MOUNT + "/fill%d" % i, "rb") as f:
+                assert f.read() == bytes([i & 0xFF]) * 8192, "fill%d damaged" % i
+        dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+        assert note is None, note  # the same reservation, found again
+        buf = bytearray(4096)
+        for b in range(n):
+            dev.readblocks(b, buf, 0)
+            assert buf == bytes([b]) * 4096, "journal block %d damaged" % b
+
+    try:
+        _sweep("reservation", _small_storage(96), work, check, 24)
     finally:
         rp2.STORAGE_BYTES = 1408 * 1024
 
@@ -224,8 +234,12 @@ def case_session_power_cuts():
     from journal import Journal
 
     steps = 40  # past a journal block: its erase, at a new place in the ring
+    store = DirStore(MOUNT)
 
-    def session(dev, store, done):
+    def work(done, start):
+        done.update(commits=0, audit=0, counters=None, pending=None)
+        dev = reserve.journal_flash(store, rp2.Flash(), 16)[0]
+        start()
         j = Journal(dev)
         j.set_config('{"game":"holdem"}')
         j.begin_hand(1, '{"game":"holdem","seats":[1,2]}')
@@ -242,56 +256,32 @@ def case_session_power_cuts():
                 done["counters"] = k
         done["pending"] = None
 
+    def check(done, k, partial):
+        _files_survive(store)
+        dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
+        assert note is None and list(dev.phys) == phys, (note, why)
+        j = Journal(dev)
+        assert not j.problems, (k, partial, j.problems)
+        pend = done["pending"]
+        commits = len(j.hand.entries) // 120 if j.hand is not None else 0
+        assert commits == done["commits"] or pend == ("commit", commits), \
+            (k, partial, commits, done)
+        lines = (store.read("audit.log") or "").splitlines()
+        assert lines == ["record %d" % i for i in range(len(lines))], lines
+        assert len(lines) == done["audit"] or pend == ("audit", len(lines)), \
+            (k, partial, len(lines), done)
+        c = store.read("counters")
+        c = None if c is None else int(c)
+        assert c == done["counters"] or pend == ("counters", c), (k, partial, c, done)
+
     try:
         _small_storage(96)
-        store = DirStore(MOUNT)
         boot_storage()
         dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
         assert dev is not None, why
         phys = list(dev.phys)
         power_off()
-        base = rp2.chip.snapshot()
-        boot_storage()
-        ops0 = rp2.chip.ops
-        session(reserve.journal_flash(store, rp2.Flash(), 16)[0], store, {})
-        total = rp2.chip.ops - ops0
-        power_off()
-        stride = _sweep_stride(total, 80)
-        runs = 0
-        for k in range(1, total + 1, stride):
-            for partial in (False, True):
-                rp2.chip.restore(base)
-                boot_storage()
-                done = {"commits": 0, "audit": 0, "counters": None, "pending": None}
-                dev = reserve.journal_flash(store, rp2.Flash(), 16)[0]
-                rp2.chip.arm(k, partial)
-                try:
-                    session(dev, store, done)
-                    raise AssertionError("the power never went (op %d of %d)" % (k, total))
-                except rp2.PowerCut:
-                    pass
-                power_off()
-                assert not boot_storage(), "formatted after a cut at op %d" % k
-                _files_survive(store)
-                dev, why, note = reserve.journal_flash(store, rp2.Flash(), 16)
-                assert note is None and list(dev.phys) == phys, (note, why)
-                j = Journal(dev)
-                assert not j.problems, (k, partial, j.problems)
-                pend = done["pending"]
-                commits = len(j.hand.entries) // 120 if j.hand is not None else 0
-                assert commits == done["commits"] or pend == ("commit", commits), \
-                    (k, partial, commits, done)
-                lines = (store.read("audit.log") or "").splitlines()
-                assert lines == ["record %d" % i for i in range(len(lines))], lines
-                assert len(lines) == done["audit"] or pend == ("audit", len(lines)), \
-                    (k, partial, len(lines), done)
-                c = store.read("counters")
-                c = None if c is None else int(c)
-                assert c == done["counters"] or pend == ("counters", c), (k, partial, c, done)
-                power_off()
-                runs += 1
-        print("session: %d flash operations, cut at %d of them (x2: clean, torn)" % (
-            total, runs // 2))
+        _sweep("session", rp2.chip.snapshot(), work, check, 80)
     finally:
         rp2.STORAGE_BYTES = 1408 * 1024
 
