@@ -56,9 +56,10 @@ def rom_files():
     from hal.store import DirStore
 
     try:
-        return [ROM_PREFIX + rel for rel in DirStore(ROM).files()]
-    except OSError:
-        return []
+        for rel in DirStore(ROM).files():
+            yield ROM_PREFIX + rel
+    except OSError:  # no ROMFS mounted
+        return
 
 
 def file_hash(store, rel, buf):
@@ -100,7 +101,10 @@ def check(store):
             return "%s is missing" % rel
         if not isinstance(want, dict) or got != want.get("sha256"):
             return "%s does not match the manifest" % rel
-    for rel in store.files() + rom_files():
+    for rel in store.files():  # (not into /rom: a mount point, listed below as /rom/...)
+        if rel not in files and rel.endswith(CODE):
+            return "%s is not in the manifest" % rel
+    for rel in rom_files():
         if rel not in files and rel.endswith(CODE):
             return "%s is not in the manifest" % rel
     return None

@@ -286,6 +286,59 @@ def case_session_power_cuts():
         rp2.STORAGE_BYTES = 1408 * 1024
 
 
+def case_the_boot_check_walks_each_file_once():
+    """The Pico's VFS as a MicroPython build with a ROMFS partition has it: littlefs at /, the
+    ROMFS mounted at /rom inside it (py/runtime.c, mp_vfs_mount_romfs_protected), the working
+    folder / (nothing changes it: rp2's _boot.py does not chdir). os.ilistdir("/") lists the
+    mount point among the root's folders (extmod/vfs.c, mp_vfs_ilistdir), so a walk of the
+    store that follows it finds every module twice, as /rom/x and rom/x, and the boot check
+    locked the shoe ("rom/audit.mpy is not in the manifest"). Here the unix port's own root
+    is unmounted to make room, once every module the check needs is loaded (the ROMFS image:
+    program.romfs beside the image)."""
+    import os
+    import vfs
+    from binascii import hexlify
+    import integrity
+    import session  # noqa: F401  (integrity loads it: before the host's files go)
+    from hal.store import DirStore
+
+    with open(IMAGE + "/../program.romfs", "rb") as f:
+        rom = f.read()
+    rp2.chip.sectors.clear()
+    boot_storage()
+    store = DirStore(MOUNT)
+    with open(MOUNT + "/main.py", "w") as f:
+        f.write("print('facedown')\n")
+    store.write("device.key", "ab" * 32)
+    vfs.mount(vfs.VfsRom(memoryview(rom)), "/rom")
+    buf = bytearray(512)
+    listed = {"main.py": {"sha256": integrity.file_hash(store, "main.py", buf)}}
+    for rel in DirStore("/rom").files():
+        listed["/rom/" + rel] = {"sha256": integrity.file_hash(DirStore("/rom"), rel, buf)}
+    assert "/rom/audit.mpy" in listed and len(listed) > 20, sorted(listed)
+    data = ('{"files": {%s}}' % ", ".join('"%s": {"sha256": "%s"}' % (k, v["sha256"])
+                                          for k, v in listed.items())).encode()
+    store.write("manifest.json", data)
+    mac = integrity._hmac(integrity.maintenance_key(store), (b"facedown manifest", data))
+    store.write("manifest.mac", hexlify(mac).decode())
+    vfs.umount("/rom")
+    vfs.umount(MOUNT)
+    # the Pico's mount table: littlefs at /, the ROMFS at /rom; the working folder /
+    vfs.umount("/")
+    vfs.mount(vfs.VfsLfs2(rp2.Flash(), progsize=256), "/")
+    vfs.mount(vfs.VfsRom(memoryview(rom)), "/rom")
+    os.chdir("/")
+    assert "rom" in os.listdir("/") and "main.py" in os.listdir("")
+    store = DirStore("")
+    assert sorted(store.files()) == ["device.key", "main.py", "manifest.json",
+                                     "manifest.mac"], sorted(store.files())
+    assert integrity.check(store) is None, integrity.check(store)
+    # the check still sees code in the ROMFS, and on the filesystem, that it does not list
+    with open("stray.py", "w") as f:
+        f.write("x = 1\n")
+    assert integrity.check(store) == "stray.py is not in the manifest"
+
+
 def case_frames():
     f = frame("RD,07")
     assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
@@ -914,7 +967,7 @@ def case_status_led():
 
 TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layout,
          case_a_full_filesystem_keeps_no_journal, case_reservation_power_cuts,
-         case_session_power_cuts,
+         case_session_power_cuts, case_the_boot_check_walks_each_file_once,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
@@ -926,7 +979,8 @@ HEAPS = {"case_maintenance": "384K", "case_engine_deal_and_jam_exhausted": "320K
          # the fake flash chip's sectors live in this heap: 1.4 MB for the stock layout
          "case_stock_layout_keeps_the_journal": "3M", "case_romfs_build_layout": "3M",
          "case_a_full_filesystem_keeps_no_journal": "1M",
-         "case_reservation_power_cuts": "2M", "case_session_power_cuts": "2M"}
+         "case_reservation_power_cuts": "2M", "case_session_power_cuts": "2M",
+         "case_the_boot_check_walks_each_file_once": "2M"}
 
 
 if __name__ == "__main__":

@@ -404,8 +404,12 @@ def test_hal_under_micropython(tmp_path, script):
     and left a margin of under 8 KB). The card path and the random source; the carousel."""
     from facedown.build import build_image
 
+    from facedown.deploy import romfs_image
+
     path = os.path.join(ROOT, "tests", script)
-    build_image(str(tmp_path / "image"))
+    files = build_image(str(tmp_path / "image"))
+    romfs = romfs_image(str(tmp_path / "image"), [f for f in files if f.endswith(".mpy")])
+    os.replace(romfs, str(tmp_path / "program.romfs"))  # beside the image, not in it
     args = [path, "--image", str(tmp_path / "image")]
     proc = subprocess.run([tool("micropython"), "-X", "heapsize=256K"] + args,
                           capture_output=True, text=True, timeout=600, cwd=str(tmp_path))

@@ -56,13 +56,45 @@ class DirStore:
         os.rename(self.path(old), self.path(new))
 
     def files(self, folder=""):
-        """Every file under folder (relative paths, "/"-separated), walking subfolders."""
-        out = []
+        """Every file under folder (relative paths, "/"-separated), one at a time, walking
+        subfolders but never into a mount point: on a Pico the ROMFS is mounted at /rom inside
+        the littlefs root, and os.ilistdir("/") lists it among the root's folders (extmod/
+        vfs.c, mp_vfs_ilistdir: the mount points first, then the root filesystem's entries);
+        its files are the ROMFS's, not this store's (integrity.py walks them as /rom/...)."""
+        mounts = _mounts()
         base = self.path(folder) if folder else self.folder
-        for n in sorted(os.listdir(base) if base else os.listdir()):  # "": the working folder
-            rel = folder + "/" + n if folder else n
-            if os.stat(self.path(rel))[0] & 0xF000 == 0x4000:
-                out.extend(self.files(rel))
+        for name, kind in _entries(base):
+            rel = folder + "/" + name if folder else name
+            if kind == 0x4000:
+                if _absolute(self.path(rel)) not in mounts:
+                    yield from self.files(rel)
             else:
-                out.append(rel)
-        return out
+                yield rel
+
+
+def _entries(base):
+    """(name, 0x4000 for a folder) of a folder's entries ("": the working folder)."""
+    if hasattr(os, "ilistdir"):  # MicroPython: no list of the folder in the heap
+        for e in os.ilistdir(base) if base else os.ilistdir():
+            yield e[0], e[1] & 0xF000
+    else:  # CPython
+        for name in sorted(os.listdir(base or ".")):
+            path = base + "/" + name if base else name
+            yield name, os.stat(path)[0] & 0xF000
+
+
+def _mounts():
+    """The paths something is mounted at, but / (vfs.mount() lists the mount table)."""
+    try:
+        import vfs
+
+        return [m[1] for m in vfs.mount() if m[1] != "/"]
+    except (ImportError, AttributeError, TypeError):  # CPython: no VFS mounts
+        return []
+
+
+def _absolute(path):
+    if path.startswith("/"):
+        return path
+    cwd = os.getcwd()
+    return (cwd if cwd.endswith("/") else cwd + "/") + path
