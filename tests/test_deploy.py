@@ -343,9 +343,99 @@ def test_modules_too_big_for_the_partition_change_nothing(tmp_path, capsys):
                                        r"partition", err), err
         def program(files):
             return {f: deploy.hash_file(p) for f, p in files.items()
-                    if f.endswith((".py", ".mpy", ".json")) or f.startswith("romfs")}
+                    if f.endswith((".py", ".mpy", ".json"))}
 
-        assert program(flash_files(s.flash)) == program(before) and "romfs.bin" not in before
+        assert program(flash_files(s.flash)) == program(before)
+        with open(os.path.join(s.flash, "romfs.bin"), "rb") as f:
+            assert f.read() == b"\xff" * 64 * 1024, "the partition was written"
         deploy.Maintenance(s.port).reset()
         reboot(s)
         assert "ready" in s.log()
+
+
+# ---------------------------------------------------------------------------------------------
+# a virtual shoe whose filesystem is littlefs, as a Pico's (VirtualShoe(littlefs=blocks))
+
+def lfs_bytes(shoe):
+    with open(os.path.join(shoe.flash, "lfs.bin"), "rb") as f:
+        return f.read()
+
+
+def test_an_image_that_does_not_fit_changes_nothing(tmp_path, capsys):
+    """A 192 KB littlefs (48 blocks, as the old docs' _boot.py made): the image's 43 files need
+    more blocks than it has (34 of them fill it), so deploy refuses before it copies a byte,
+    with one line; the shoe's filesystem is as it was. On the stock layout it fits."""
+    with VirtualShoe(flash=tmp_path / "small", littlefs=48) as s:
+        deploy.Maintenance(s.port).at_repl(2.0)  # (the REPL is up: a fresh Pico)
+        before = lfs_bytes(s)
+        code, out, err = facedown(capsys, "--port", s.port, "deploy")
+        assert code == 2 and len(err.strip().splitlines()) == 2, err  # the line and its hint
+        assert re.search(r"error: the firmware does not fit the filesystem on \S+: it needs "
+                         r"\d+ blocks of 4096 bytes, the shoe has 46 \(46 free of 48", err), err
+        assert lfs_bytes(s) == before, "deploy wrote to the shoe's filesystem"
+        assert s.alive()
+    with VirtualShoe(flash=tmp_path / "stock", littlefs=352) as s:
+        code, out, err = facedown(capsys, "--port", s.port, "deploy")
+        assert code == 0, err
+        reboot(s)
+        assert "ready: hand 0" in s.log()
+
+
+def test_the_rp2_romfs_partition_is_found_and_walked_once(tmp_path, capsys):
+    """littlefs over the storage region and a 192 KB ROMFS partition, as a MicroPython built
+    with one has them: vfs.rom_ioctl(2, 0) gives the partition's rp2.Flash object (no len()),
+    the ROMFS is mounted at /rom inside /. deploy finds the partition and puts the modules
+    there; provision signs them; the shoe boots unlocked from the ROMFS (its boot check walks
+    each module once); verify lists each once."""
+    with VirtualShoe(flash=tmp_path / "flash", littlefs=304, romfs=192 * 1024) as s:
+        m = deploy.Maintenance(s.port)
+        assert m.at_repl(2.0)
+        out = m.exec("import vfs\nd = vfs.rom_ioctl(2, 0)\nprint('O', hasattr(d, 'ioctl'), "
+                     "d.ioctl(4, 0) * d.ioctl(5, 0), vfs.rom_ioctl(3, 0, 4096))\n"
+                     "try:\n    len(d)\nexcept TypeError as e:\n    print('T', e)\n")
+        assert "O True 196608 -22" in out and "T object of type 'Flash' has no len()" in out
+        code, out, err = facedown(capsys, "--port", s.port, "deploy")
+        assert code == 0 and "modules in the ROMFS" in out, err
+        reboot(s)
+        code, out, err = facedown(capsys, "--port", s.port, "provision")
+        assert code == 0, err
+        reboot(s)
+        assert "(modules in the ROMFS)" in s.log() and "locked" not in s.log()
+        device = re.search(r"provisioned (\S+):", out).group(1)
+        c = Client(s.port, timeout=10).open()
+        try:
+            c.login(keys.find_key(device), "maintenance")
+            assert c.status()["locked"] is None
+        finally:
+            c.close()
+        code, out, err = facedown(capsys, "--port", s.port, "verify")
+        assert code == 0 and re.search(r"OK: \d+ match, 0 mismatch, 0 missing, 0 extra", out)
+        assert out.count("/rom/device.mpy") == 1 and "rom/device.mpy\n" not in \
+            out.replace("/rom/device.mpy", "")
+        reboot(s)
+
+
+def test_provision_keeps_no_key_the_shoe_did_not_confirm(tmp_path, capsys, monkeypatch):
+    """The shoe does not hold the key it was sent (here its confirmation differs): provision
+    stops with one line, the host's key store is untouched, and the shoe is back to having no
+    key (provision can run again, and then keeps the key)."""
+    with VirtualShoe(flash=tmp_path / "flash", littlefs=352) as s:
+        assert facedown(capsys, "--port", s.port, "deploy")[0] == 0
+        reboot(s)
+        store = os.path.join(os.environ["FACEDOWN_HOME"], "keys")
+        before = sorted(os.listdir(store)) if os.path.isdir(store) else []
+        monkeypatch.setattr(deploy.Maintenance, "sha256", lambda self, rel: "0" * 64)
+        code, out, err = facedown(capsys, "--port", s.port, "provision")
+        assert code == 2 and "did not keep the key it was given: nothing was saved" in err, err
+        after = sorted(os.listdir(store)) if os.path.isdir(store) else []
+        assert after == before
+        reboot(s)
+        monkeypatch.undo()
+        m = deploy.Maintenance(s.port)
+        m.enter()  # a shoe without a key: maintenance is open
+        assert m.device()[1] is False
+        code, out, err = facedown(capsys, "--port", s.port, "provision")
+        assert code == 0, err
+        device = re.search(r"provisioned (\S+):", out).group(1)
+        assert keys.find_key(device) is not None
+        reboot(s)

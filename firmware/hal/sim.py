@@ -98,6 +98,11 @@ class SimHal:
 
     def __init__(self):
         opts = _options(os.getenv("FACEDOWN_SIM"))
+        # the simulator's own files (its flash chip, the output tray, the log, the panel's
+        # switches): in the flash folder, or outside the shoe's filesystem when that is a
+        # littlefs of its own (VirtualShoe(littlefs=...): outside=/host)
+        out = opts.get("outside", "")
+        self.out = out + "/" if out else ""
         self.mech = SimMech()
         self.mech.feed_ms = int(opts.get("feed_ms", "0"))
         self.mech.realtime = True  # a stopping fault takes the hardware's time (pinmap.json)
@@ -125,9 +130,10 @@ class SimHal:
         # the flash chip: a file with the Pico's geometry; the journal's partition
         from hal.flashdev import FileFlash
 
-        self.flash = FileFlash("flash.bin", int(opts.get("flash_blocks", str(JOURNAL_BLOCKS))))
+        self.flash = FileFlash(self.out + "flash.bin",
+                               int(opts.get("flash_blocks", str(JOURNAL_BLOCKS))))
         if opts.get("settle", "sensors") == "sensors":
-            self.mech.world = "world.txt"  # the physical output tray, outside the shoe's flash
+            self.mech.world = self.out + "world.txt"  # the output tray, outside the shoe's flash
 
     def rng(self, seed):
         """The random source for a hand: the host's seed or the simulator's (seed/k for hand
@@ -151,7 +157,7 @@ class SimHal:
         """The simulated maintenance key switch: turned while a file "keyswitch" is in the
         flash folder."""
         try:
-            os.stat("keyswitch")
+            os.stat(self.out + "keyswitch")
             return True
         except OSError:
             return False
@@ -165,9 +171,9 @@ class SimHal:
             return ()
         self.t_panel = now
         try:
-            with open(PANEL) as f:
+            with open(self.out + PANEL) as f:
                 text = f.read()
-            os.remove(PANEL)
+            os.remove(self.out + PANEL)
         except OSError:
             return ()
         return [name for name in text.split() if name]
@@ -175,7 +181,7 @@ class SimHal:
     def floor_key(self):
         """The simulated floor key: turned while a file "floorkey" is in the flash folder."""
         try:
-            os.stat("floorkey")
+            os.stat(self.out + "floorkey")
             return True
         except OSError:
             return False
@@ -200,7 +206,7 @@ class SimHal:
     def log(self, msg):
         """A line in shoe.log (stdout is the serial line: a print would corrupt the protocol)."""
         try:
-            with open(LOG, "a") as f:
+            with open(self.out + LOG, "a") as f:
                 f.write(msg + "\n")
         except OSError:
             pass

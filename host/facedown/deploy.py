@@ -46,11 +46,12 @@ PICO_MARCH = "armv6m"
 # tray and log there): never hashed, compared or pruned.
 DATA_FILES = ("device_id", "shoe.log", "flash.bin", "world.txt", "device.key", "auth.fail",
               "boots", "counters", "audit.log", "audit.old", "manifest.mac", "manifest.seen",
-              "maint.actor", "keyswitch", "floorkey", "panel", "romfs.bin", "romfs_boot")
+              "maint.actor", "keyswitch", "floorkey", "panel", "romfs.bin", "pico_boot", "lfs.bin")
 PROMPT = b">>> "
 PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
 #                        to a shoe in its protocol it is noise before a SYNC, and ignored
 MPREMOTE_TIMEOUT = 300
+DATA_DIRS = ("journal",)  # folders of the shoe's data: the journal's blocks (hal/reserve.py)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,25 +191,81 @@ def compare(manifest, device_files):
 
 
 def _data(rel):
-    return rel == MANIFEST or rel in DATA_FILES or rel.endswith(".tmp")
+    return rel == MANIFEST or rel in DATA_FILES or rel.endswith(".tmp") or \
+        rel.split("/", 1)[0] in DATA_DIRS
+
+
+# ---------------------------------------------------------------------------------------------
+# littlefs's blocks (lib/littlefs/lfs2.c in MicroPython), for the fit check before a copy
+
+def lfs_inline_max(block=4096):
+    """The largest file littlefs keeps inline in its folder's metadata, taking no block of its
+    own: lfs2_init's default, min(cache_size, attr_max, block_size / 8), with the cache rp2's
+    VfsLfs2(progsize=256) gets (extmod/vfs_lfsx.c: 4 x max(readsize, progsize) = 1024) and
+    LFS2_ATTR_MAX 1022."""
+    return min(1024, 1022, block // 8)
+
+
+def lfs_blocks(size, block=4096):
+    """The blocks littlefs gives a file of `size` bytes: none inline, else its CTZ skip-list,
+    whose block i > 0 begins with ctz(i) + 1 pointers of 4 bytes (lfs2_ctz_index)."""
+    if size <= lfs_inline_max(block):
+        return 0
+    n, room = 1, block
+    while room < size:
+        room += block - 4 * (((n & -n).bit_length() - 1) + 1)
+        n += 1
+    return n
+
+
+LFS_DIR_BLOCKS = 4  # a new folder (its metadata pair, and the parent's growth: measured on
+#                     VfsLfs2 by benchmarks/memory.py, which checks this estimate each run)
+LFS_MARGIN = 2      # a metadata compaction's copy while the files go in
+
+
+def fit(image, sizes, blocks_free, block=4096):
+    """(blocks the copy needs, blocks it has) on a shoe's littlefs: image {path: size} of the
+    files it writes; sizes {path: size} of the shoe's files now, of which it replaces those at
+    the same paths and removes main.py and every module not in the image (prepare); blocks_free
+    from statvfs. A file is written before the one it replaces is released (copy-on-write):
+    room for the largest one more."""
+    new = [lfs_blocks(n, block) for n in image.values()]
+    dirs = {rel.rsplit("/", 1)[0] for rel in image if "/" in rel}
+    have_dirs = {rel.rsplit("/", 1)[0] for rel in sizes if "/" in rel}
+    need = sum(new) + LFS_DIR_BLOCKS * len(dirs - have_dirs) + max(new or [0]) + LFS_MARGIN
+    gone = sum(lfs_blocks(n, block) for rel, n in sizes.items()
+               if rel in image or rel == "main.py" or (rel.endswith((".py", ".mpy")) and
+                                                       not _data(rel)))
+    return need, blocks_free + gone
 
 
 # ---------------------------------------------------------------------------------------------
 # scripts run on the shoe (MicroPython; paths relative to its working folder: / on a Pico)
 
+# (walks never go into a mount point: on a Pico the ROMFS is mounted at /rom inside the littlefs
+# root, and os.ilistdir("/") lists it among the root's folders (extmod/vfs.c, mp_vfs_ilistdir);
+# nor into DATA_DIRS, the shoe's data, which is neither firmware nor hashed)
 _WALK = """
 import os
+try:
+    import vfs
+    _fd_m = [_fd_x[1] for _fd_x in vfs.mount() if _fd_x[1] != "/"]
+except Exception:
+    _fd_m = []
+_fd_dirs = []
 def _fd_walk(d, b, out):
     for e in os.ilistdir(d):
         p = (d if d != "/" else "") + "/" + e[0]
         if e[1] & 0x4000:
-            _fd_walk(p, b, out)
+            if p not in _fd_m and p[len(b):] not in %r:
+                _fd_dirs.append(p[len(b):])
+                _fd_walk(p, b, out)
         else:
             out.append(p[len(b):])
     return out
 _fd_b = os.getcwd()
 _fd_files = _fd_walk(_fd_b, _fd_b.rstrip("/") + "/", [])
-"""
+""" % (DATA_DIRS,)
 
 # the ROMFS partition, when the shoe's MicroPython has one: mounted at /rom if it is not (mpremote
 # romfs deploy leaves it unmounted until the next boot); _fd_rom: it is
@@ -231,17 +288,34 @@ if _fd_rom:
     _fd_files += ["/rom" + _fd_p for _fd_p in _fd_walk("/rom", "/rom", [])]
 """
 
-# the partition's size (-1: none) and how many entries its root holds
+# the partition's size (-1: none) and how many entries its root holds. vfs.rom_ioctl as the
+# port has it: rp2 (ports/rp2/rp2_flash.c, mp_vfs_rom_ioctl) has it only in a build with a
+# partition, rom_ioctl(1) -> 1 and rom_ioctl(2, 0) -> the partition's rp2.Flash object, a
+# block device (its size: ioctl 4 x ioctl 5; it has no len()); ports whose segment is a
+# memoryview give its len(); a negative int is an error (as mpremote's romfs query reads it)
 _ROMINFO = """
 try:
     import vfs
     _fd_n = vfs.rom_ioctl(1) if hasattr(vfs, "rom_ioctl") else 0
-    _fd_d = vfs.rom_ioctl(2, 0) if _fd_n > 0 else None
-    _fd_z = -1 if _fd_d is None or (isinstance(_fd_d, int) and _fd_d < 0) else len(_fd_d)
+    _fd_d = vfs.rom_ioctl(2, 0) if isinstance(_fd_n, int) and _fd_n > 0 else None
+    if _fd_d is None or isinstance(_fd_d, int):
+        _fd_z = -1
+    elif hasattr(_fd_d, "ioctl"):
+        _fd_z = _fd_d.ioctl(4, 0) * _fd_d.ioctl(5, 0)
+    else:
+        _fd_z = len(_fd_d)
 except Exception:
     _fd_z = -1
 """ + _ROMMOUNT + """
 print("R", _fd_z, len(list(os.ilistdir("/rom"))) if _fd_rom else 0)
+"""
+
+# the filesystem's blocks (statvfs: block size, blocks, free blocks) and every file's size
+_SPACE = _WALK + """
+_fd_s = os.statvfs(_fd_b)
+print("S", _fd_s[0], _fd_s[2], _fd_s[3])
+for _fd_r in _fd_files:
+    print("F", os.stat(_fd_r)[6], _fd_r)
 """
 
 _HASH = _WALK + _ROMWALK + """
@@ -282,6 +356,11 @@ for _fd_r in _fd_files:
                               _fd_r not in %(keep)r):
         os.remove(_fd_r)
         print("R", _fd_r)
+# a folder the image has not, left empty: removed (an empty hal/ on the filesystem would be
+# found on sys.path before the ROMFS's hal package: "" comes first, /rom after it)
+for _fd_d in sorted(_fd_dirs, key=lambda d: -d.count("/")):
+    if _fd_d not in %(dirs)r and not list(os.ilistdir(_fd_d)):
+        os.rmdir(_fd_d)
 """
 
 
@@ -291,8 +370,11 @@ try:
     import machine
     _fd_i = "pico-" + "".join("%02x" % b for b in machine.unique_id())
 except (ImportError, AttributeError):
-    with open("device_id") as _fd_f:
-        _fd_i = _fd_f.read().strip()
+    try:  # a virtual shoe: its id, made at its first boot
+        with open("device_id") as _fd_f:
+            _fd_i = _fd_f.read().strip()
+    except OSError:
+        _fd_i = "-"  # (no firmware has booted yet)
 try:
     os.stat("device.key")
     _fd_k = 1
@@ -301,13 +383,39 @@ except OSError:
 print("D", _fd_i, _fd_k)
 """
 
+# a file's bytes in hex, 128 at a time (after a maintenance a Pico's heap has no block of a
+# manifest's size to spare: one hexlify of it needed 5 KB in one piece)
 _READ = """
 import binascii
 try:
     with open(%(path)r, "rb") as _fd_f:
-        print("X", binascii.hexlify(_fd_f.read()).decode())
+        _fd_c = bytearray(128)
+        while True:
+            _fd_k = _fd_f.readinto(_fd_c)
+            if not _fd_k:
+                break
+            print("X", binascii.hexlify(memoryview(_fd_c)[:_fd_k]).decode())
+    print("Z")
 except OSError:
     pass
+"""
+
+_REMOVE = """
+import os
+try:
+    os.remove(%(path)r)
+except OSError:
+    pass
+"""
+
+# a small file's SHA-256 (the shoe confirms what it was given)
+_SUM = """
+import hashlib, binascii
+try:
+    with open(%(path)r, "rb") as _fd_f:
+        print("H", binascii.hexlify(hashlib.sha256(_fd_f.read()).digest()).decode())
+except OSError:
+    print("H -")
 """
 
 _WRITE = """
@@ -425,11 +533,34 @@ class Maintenance:
 
     def read_bytes(self, rel):
         """A file's bytes from the shoe (None if there is none)."""
-        out = self.exec(_READ % {"path": rel})
+        lines = self.exec(_READ % {"path": rel}).splitlines()
+        if "Z" not in (line.strip() for line in lines):
+            return None
+        return b"".join(bytes.fromhex(line[2:].strip()) for line in lines if line.startswith("X "))
+
+    def sha256(self, rel):
+        """The SHA-256 (hex) of a file on the shoe, or None if there is none."""
+        out = self.exec(_SUM % {"path": rel})
         for line in out.splitlines():
-            if line.startswith("X "):
-                return bytes.fromhex(line[2:].strip())
+            if line.startswith("H "):
+                digest = line[2:].strip()
+                return None if digest == "-" else digest
         return None
+
+    def space(self):
+        """(block size, blocks, free blocks) of the shoe's filesystem (statvfs) and
+        {path: size} of its files."""
+        out = self.exec(_SPACE)
+        st, sizes = None, {}
+        for line in out.splitlines():
+            if line.startswith("S "):
+                st = tuple(int(v) for v in line.split()[1:4])
+            elif line.startswith("F "):
+                _, size, rel = line.split(" ", 2)
+                sizes[rel] = int(size)
+        if st is None:
+            raise UserError("the shoe on %s did not say how much room it has" % self.port)
+        return st, sizes
 
     def write_text(self, rel, text):
         """Write a small file on the shoe (atomically: a new file renamed over the old)."""
@@ -622,12 +753,8 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
         raise UserError("the MicroPython on %s has no ROMFS partition" % port,
                         hint="flash a MicroPython built with MICROPY_HW_ROMFS_BYTES "
                              "(docs/deploy.md), or deploy without --romfs")
-    tmp = None
-    if out is None:
-        tmp = tempfile.mkdtemp(prefix="facedown-image-")
-        image = os.path.join(tmp, "image")
-    else:
-        image = os.path.abspath(out)
+    tmp = tempfile.mkdtemp(prefix="facedown-image-")  # (--out gets it once it is verified)
+    image = os.path.join(tmp, "image")
     try:
         manifest = build(image, target, romfs=romfs)
         files = sorted(f for f in manifest["files"] if not f.startswith(ROM_PREFIX))
@@ -646,6 +773,17 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
         # firmware only once every module it imports is there
         order = [f for f in files if f != "main.py"] + [MANIFEST] + signed + \
                 (["main.py"] if "main.py" in files else [])
+        # before anything changes on the shoe: does the image fit its filesystem, in blocks?
+        (bsize, total, bfree), sizes = session.space()
+        need, have = fit({rel: os.path.getsize(os.path.join(image, rel)) for rel in order},
+                         sizes, bfree, bsize)
+        if need > have:
+            raise UserError(
+                "the firmware does not fit the filesystem on %s: it needs %d blocks of %d "
+                "bytes, the shoe has %d (%d free of %d, and those of the files it replaces)"
+                % (port, need, bsize, have, bfree, total),
+                hint="flash the stock MicroPython image (littlefs over all of the storage), "
+                     "or one with a ROMFS partition for the modules (docs/deploy.md)")
         removed = session.prepare(manifest)
         cleared = False
         if romfs:
@@ -666,9 +804,12 @@ def deploy(port, march="auto", out=None, reset=True, timeout=10.0, say=print, ke
                 bar.stop()
         device_files, _installed = session.files()
         matches, mismatches, missing, extra = compare(manifest, device_files)
+        if out is not None and not (mismatches or missing or extra):
+            dest = os.path.abspath(out)
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(image, dest)
     finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     result = {"firmware": manifest["firmware"], "march": target,
               "files": len(manifest["files"]), "romfs": rom_bytes if romfs else None,
               "romfs_cleared": cleared, "signed": bool(signed),
@@ -860,17 +1001,24 @@ def provision(port, key_out=None, reset=True, timeout=10.0):
             raise UserError("the firmware on %s does not match its manifest (%d mismatch, %d "
                             "missing, %d extra): deploy first" % (device, len(mismatches),
                                                                   len(missing), len(extra)))
-        key = keys.Key.generate(device)
+        key = keys.Key.generate(device)  # in memory only until the shoe has it
         path = keys.keystore_path(device)
         if os.path.exists(path):
             raise UserError("the key store already has a key for %s (%s)" % (device, path),
                             hint="move it away if that shoe was wiped")
-        key.save(path)  # first here: a key the host lost would lock the shoe out for good
+        data = session.read_bytes(MANIFEST)
+        if data is None:
+            raise UserError("%s has no firmware manifest: deploy first" % device)
+        session.write_text(MANIFEST_MAC, key.manifest_mac(data))
+        session.write_text("device.key", key.key.hex())
+        # the shoe confirms what it holds; only then does the host keep the key
+        if session.sha256("device.key") != hashlib.sha256(key.key.hex().encode()).hexdigest():
+            session.exec(_REMOVE % {"path": "device.key"})  # back to the factory state
+            raise UserError("%s did not keep the key it was given: nothing was saved on this "
+                            "host" % device, hint="run facedown provision again")
+        key.save(path)
         if key_out:
             key.save(key_out)
-        mac = key.manifest_mac(session.read_bytes(MANIFEST))
-        session.write_text(MANIFEST_MAC, mac)
-        session.write_text("device.key", key.key.hex())
     finally:
         if reset:
             session.reset()

@@ -48,69 +48,175 @@ LOG_NAME = "shoe.log"
 # scenarios. Whether it fits a Pico is benchmarks/memory.py's figure (its estimate, not this
 # heap); the engine alone is held to 192K in its own tests.
 HEAP = "320K"
-ROMFS_BOOT_FILE = "romfs_boot"  # no .py: not a program file of the shoe (firmware/integrity.py)
-# A MicroPython build with a ROMFS partition, on the unix port: vfs.rom_ioctl over romfs.bin (the
-# partition), its image mounted at /rom and put first on sys.path, then main.py. On a Pico the
-# firmware does the first part in C and the shoe's _boot.py the second (docs/deploy.md).
-ROMFS_BOOT = """import os
+PICO_BOOT_FILE = "pico_boot"  # no .py: not a program file of the shoe (firmware/integrity.py)
+# What a Pico does before main.py, on the unix port, for a virtual shoe with a ROMFS partition
+# or a littlefs root (VirtualShoe(romfs=, littlefs=)); each step after the port's source:
+#  * the ROMFS partition (FACEDOWN_ROMFS_BYTES, the file romfs.bin): vfs.rom_ioctl as
+#    ports/rp2/rp2_flash.c's mp_vfs_rom_ioctl: (1) -> 1 partition; (2, id) -> the partition's
+#    rp2.Flash object (rp2_flash_romfs_obj: readable as a buffer, readblocks/writeblocks/
+#    ioctl, and no len()); any other op -> -EINVAL (rp2 leaves writing to the object:
+#    mpremote romfs deploy then erases with dev.ioctl(6) and writes with dev.writeblocks).
+#    Mounted at /rom at power-up when it holds a ROMFS, "/rom" and "/rom/lib" appended to
+#    sys.path (py/runtime.c mp_init -> extmod/vfs.c mp_vfs_mount_romfs_protected).
+#  * the littlefs root (FACEDOWN_LITTLEFS_BLOCKS, the file lfs.bin: the storage region):
+#    rp2's frozen _boot.py (ports/rp2/modules/_boot.py): VfsLfs2(bdev, progsize=256), and on
+#    any failure mkfs over all of it; mounted at / (the unix port's own root unmounted, its
+#    /dev and the flash folder mounted back at /dev and /host for the serial line and the
+#    simulator's outside world: FACEDOWN_SIM outside=/host), the working folder /, sys.path
+#    as rp2's ("", ".frozen", then /rom, /rom/lib, then /lib: ports/rp2/main.c); then main.py
+#    from littlefs if it is there (shared/runtime/pyexec.c, pyexec_file_if_exists), else the
+#    REPL, as on a Pico fresh from its UF2.
+PICO_BOOT = """import os
 import sys
 import vfs
 
-_ROM_BYTES = int(os.getenv("FACEDOWN_ROMFS_BYTES"))
-_ROM = bytearray(_ROM_BYTES)
+_HOST = os.getcwd()
+_ERASED = b"\\xff" * 4096  # (made once: an erase on the port allocates nothing)
+
+
+def _area(name, size):
+    # a flash area in a file of the flash folder, written in place: killing the process is a
+    # power cut, and what reached the file stays
+    try:
+        f = open(_HOST + "/" + name, "r+b")
+        if f.seek(0, 2) == size:
+            return f
+        f.close()
+    except OSError:
+        pass
+    f = open(_HOST + "/" + name, "wb")
+    for _ in range(size // 4096):
+        f.write(_ERASED)
+    f.close()
+    return open(_HOST + "/" + name, "r+b")
+
+
+def _put(f, at, data):
+    f.seek(at)
+    f.write(data)
+    f.flush()
+
+
+_ROM_BYTES = int(os.getenv("FACEDOWN_ROMFS_BYTES") or "0")
+if _ROM_BYTES:
+    class Flash(bytearray):
+        # rp2_flash_romfs_obj: the ROMFS partition (rp2_flash_type: buffer, readblocks,
+        # writeblocks, ioctl; no len())
+        def __len__(self):
+            raise TypeError("object of type 'Flash' has no len()")
+
+        def readblocks(self, block, buf, offset=0):
+            at = block * 4096 + offset
+            buf[:] = memoryview(self)[at:at + len(buf)]
+
+        def writeblocks(self, block, buf, offset=None):
+            if offset is None:
+                self.ioctl(6, block)
+                offset = 0
+            at = block * 4096 + offset
+            memoryview(self)[at:at + len(buf)] = buf
+            _put(_romf, at, buf)
+
+        def ioctl(self, op, arg):
+            if op in (1, 2, 3):
+                return 0
+            if op == 4:
+                return _ROM_BYTES // 4096
+            if op == 5:
+                return 4096
+            if op == 6:
+                at = arg * 4096
+                memoryview(self)[at:at + 4096] = _ERASED
+                _put(_romf, at, _ERASED)
+                return 0
+            return None
+
+    _romf = _area("romfs.bin", _ROM_BYTES)
+    _rom = Flash(_ROM_BYTES)
+    _romf.seek(0)
+    _romf.readinto(_rom)
+
+    def _rom_ioctl(op, *args):
+        if op == 1:
+            return 1
+        if op == 2:
+            return _rom
+        return -22  # -EINVAL: rp2 has no other
+
+    class _Vfs:
+        pass
+
+    _shim = _Vfs()
+    for _n in dir(vfs):
+        if not _n.startswith("__"):
+            setattr(_shim, _n, getattr(vfs, _n))
+    _shim.rom_ioctl = _rom_ioctl
+    sys.modules["vfs"] = _shim
+    del _n
+
+
+class _Storage:
+    # rp2.Flash(): the storage region, as littlefs sees it (4096-byte blocks, programs and
+    # erases reaching the file at once)
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self.f = _area("lfs.bin", blocks * 4096)
+
+    def readblocks(self, block, buf, offset=0):
+        self.f.seek(block * 4096 + offset)
+        self.f.readinto(buf)
+
+    def writeblocks(self, block, buf, offset=None):
+        if offset is None:
+            self.ioctl(6, block)
+            offset = 0
+        _put(self.f, block * 4096 + offset, buf)
+
+    def ioctl(self, op, arg):
+        if op in (1, 2, 3):
+            return 0
+        if op == 4:
+            return self.blocks
+        if op == 5:
+            return 4096
+        if op == 6:
+            _put(self.f, arg * 4096, _ERASED)
+            return 0
+        return None
+
+
+_LFS = int(os.getenv("FACEDOWN_LITTLEFS_BLOCKS") or "0")
+if _LFS:
+    bdev = _Storage(_LFS)
+    try:
+        fs = vfs.VfsLfs2(bdev, progsize=256)
+    except:
+        vfs.VfsLfs2.mkfs(bdev, progsize=256)
+        fs = vfs.VfsLfs2(bdev, progsize=256)
+    vfs.umount("/")
+    vfs.mount(vfs.VfsPosix("/dev"), "/dev")
+    vfs.mount(vfs.VfsPosix(_HOST), "/host")
+    vfs.mount(fs, "/")
+    os.chdir("/")
+    sys.path[:] = ["", ".frozen"]
+    del bdev, fs
+if _ROM_BYTES:
+    try:
+        vfs.mount(vfs.VfsRom(_rom), "/rom")
+        sys.path.append("/rom")
+        sys.path.append("/rom/lib")
+    except OSError:
+        pass  # an empty or erased partition
+if _LFS:
+    sys.path.append("/lib")
 try:
-    with open("romfs.bin", "rb") as _f:
-        if _f.readinto(_ROM) != _ROM_BYTES:
-            raise OSError("another size")
-except OSError:  # a partition never written: erased
-    for _i in range(_ROM_BYTES):
-        _ROM[_i] = 0xFF
-
-
-def _rom_ioctl(op, *args):
-    # MicroPython's vfs.rom_ioctl for one partition (docs: library/vfs.rst)
-    if op == 1:
-        return 1
-    if args and args[0] != 0:
-        return -2  # ENOENT
-    if op == 2:
-        return memoryview(_ROM)
-    if op == 3:  # prepare: (offset, length) or (length): erase
-        off, n = (args[1], args[2]) if len(args) == 3 else (0, args[1])
-        for i in range(off, min(off + n, _ROM_BYTES)):
-            _ROM[i] = 0xFF
-        return 4
-    if op == 4:
-        off, buf = args[1], args[2]
-        _ROM[off:off + len(buf)] = buf
-        return 0
-    if op == 5:
-        with open("romfs.bin.tmp", "wb") as f:
-            f.write(_ROM)
-        os.rename("romfs.bin.tmp", "romfs.bin")
-        return 0
-    if op == 6:
-        return 4096
-    return -22  # EINVAL
-
-
-class _Vfs:
-    pass
-
-
-_shim = _Vfs()
-for _n in dir(vfs):
-    if not _n.startswith("__"):
-        setattr(_shim, _n, getattr(vfs, _n))
-_shim.rom_ioctl = _rom_ioctl
-sys.modules["vfs"] = _shim
-try:
-    vfs.mount(vfs.VfsRom(memoryview(_ROM)), "/rom")
-    sys.path.insert(0, "/rom")
-except Exception:
-    pass  # an empty or erased partition
-del _n, _shim
-exec(open("main.py").read())
+    os.stat("main.py")
+    _main = True
+except OSError:
+    _main = False
+if _main:
+    del _main
+    exec(open("main.py").read())
 """
 BOOT_MARK = b"=== virtualshoe: power on ===\n"
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
@@ -202,10 +308,17 @@ class VirtualShoe:
                 False with a stand-in ``main`` (whose stdout then goes to shoe.log).
     romfs       the size in bytes of a ROMFS partition, as a MicroPython built with one has
                 (``MICROPY_HW_ROMFS_BYTES``): the file romfs.bin in the flash folder plays it,
-                ``vfs.rom_ioctl`` writes it (``mpremote romfs deploy``, ``facedown deploy
-                --romfs``), and at power-on it is mounted at /rom, first on sys.path, before
-                main.py runs (ROMFS_BOOT: what the shoe's _boot.py does on a Pico). The heap
-                grows by the partition's size (the unix port holds it in RAM).
+                through ``vfs.rom_ioctl`` as rp2's (``mpremote romfs deploy``, ``facedown
+                deploy --romfs``), and at power-on it is mounted at /rom, /rom appended to
+                sys.path, before main.py runs (PICO_BOOT). The heap grows by the partition's
+                size (the unix port holds it in RAM).
+    littlefs    the shoe's filesystem is littlefs, as a Pico's: a storage region of this many
+                4 KB blocks (the file lfs.bin in the flash folder; 352 as the stock RPI_PICO
+                image, 304 with a 192 KB ROMFS) formatted and mounted at / by rp2's _boot.py
+                (PICO_BOOT). It starts empty, as a Pico fresh from its UF2: nothing is
+                installed or provisioned into it (``facedown deploy`` and ``provision`` do
+                that over the REPL); the simulator's own files (its journal flash.bin, shoe.log,
+                world.txt, the panel's) stay in the flash folder, outside the shoe.
     provision   give the shoe a device id and its own key (kept in flash as device.key; the
                 host's copy is ``self.key``), and sign the installed firmware's manifest with
                 it, as `facedown provision` and `facedown deploy` do for a real shoe. A flash
@@ -214,9 +327,12 @@ class VirtualShoe:
 
     def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize=HEAP,
                  micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
-                 compile=True, repl=None, provision=True, romfs=None):
+                 compile=True, repl=None, provision=True, romfs=None, littlefs=None):
         self.micropython = micropython or find_micropython()
         self.romfs = romfs
+        self.littlefs = littlefs
+        if littlefs:
+            provision = False
         if romfs:
             heapsize = "%dK" % (_kb(heapsize) + (romfs + 1023) // 1024)
         self.compile = compile
@@ -242,7 +358,10 @@ class VirtualShoe:
             os.makedirs(self.flash, exist_ok=True)
         self._finalizer = weakref.finalize(self, _finalize, self._state)
         try:
-            self._install(default_sources() if sources is None else sources, main)
+            if littlefs:  # a fresh Pico: only the boot stub, outside its filesystem
+                self._stub()
+            else:
+                self._install(default_sources() if sources is None else sources, main)
             if isinstance(nullmodem, NullModem):
                 self.modem = nullmodem
             else:
@@ -277,13 +396,16 @@ class VirtualShoe:
                 shutil.copyfile(src, target)
         if main is not None:
             shutil.copyfile(os.fspath(main), os.path.join(self.flash, "main.py"))
-        if self.romfs:
-            with open(os.path.join(self.flash, ROMFS_BOOT_FILE), "w") as f:
-                f.write(ROMFS_BOOT)
+        self._stub()
         if self.compile:
             compile_folder(self.flash)  # as deployed: bytecode, not source compiled at boot
         if self.provision:
             self._provision()
+
+    def _stub(self):
+        if self.romfs or self.littlefs:
+            with open(os.path.join(self.flash, PICO_BOOT_FILE), "w") as f:
+                f.write(PICO_BOOT)
 
     def _provision(self):
         """The device id and key (made once), and the manifest of what was installed, signed
@@ -376,7 +498,7 @@ class VirtualShoe:
             raise RuntimeError("VirtualShoe is closed")
         if self.alive():
             return self
-        if not os.path.isfile(os.path.join(self.flash, "main.py")):
+        if not self.littlefs and not os.path.isfile(os.path.join(self.flash, "main.py")):
             raise FileNotFoundError("no main.py in flash folder %s" % self.flash)
         # A fresh boot: the device's UART is reset and whatever was sent while it was off is gone.
         self.modem.set_raw("a")
@@ -386,12 +508,16 @@ class VirtualShoe:
         env["FACEDOWN_PORT"] = self.modem.a_path
         if self.romfs:
             env["FACEDOWN_ROMFS_BYTES"] = str(self.romfs)
+        if self.littlefs:
+            env["FACEDOWN_LITTLEFS_BLOCKS"] = str(self.littlefs)
+            env["FACEDOWN_SIM"] = ",".join(o for o in (env.get("FACEDOWN_SIM"), "outside=/host")
+                                           if o)
         cmd = [self.micropython, "-X", "heapsize=%s" % self.heapsize] + self.args
         tty = None
         if self.repl:  # the cable is the console: the REPL follows main.py on it
             cmd.append("-i")
             tty = os.open(self.modem.a_path, os.O_RDWR | os.O_NOCTTY)
-        cmd.append(ROMFS_BOOT_FILE if self.romfs else "main.py")
+        cmd.append(PICO_BOOT_FILE if self.romfs or self.littlefs else "main.py")
         try:
             with open(self.log_path, "ab") as log:
                 log.write(BOOT_MARK)
