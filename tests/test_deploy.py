@@ -5,6 +5,7 @@ the soft reset ending the unix port, and the new firmware booting from the flash
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -439,3 +440,57 @@ def test_provision_keeps_no_key_the_shoe_did_not_confirm(tmp_path, capsys, monke
         device = re.search(r"provisioned (\S+):", out).group(1)
         assert keys.find_key(device) is not None
         reboot(s)
+
+
+FRAGMENTED = r'''
+import gc, sys
+src = open(sys.argv[1]).read()
+code = compile(src, "script", "exec")
+src = None
+gc.collect()
+# the heap as a maintenance leaves a Pico's: room, but in holes of under 1 KB
+hold = []
+try:
+    while True:
+        hold.append(bytearray(700))
+except MemoryError:
+    pass
+for i in range(0, len(hold), 2):
+    hold[i] = None
+gc.collect()
+exec(code)
+'''
+
+
+@pytest.mark.parametrize("which", ["read", "hash"])
+def test_the_read_scripts_need_no_big_block(tmp_path, which):
+    """deploy's scripts that read the shoe's files (a file's bytes, the hashes and the
+    manifest) run in a heap whose free room lies in holes of under 1 KB (after maintenance a
+    Pico's largest free block was a few KB, and one hexlify of the manifest asked for 5 KB)."""
+    from facedown.virtualshoe import find_micropython
+
+    folder = tmp_path / "shoe"
+    (folder / "hal").mkdir(parents=True)
+    manifest = {"files": {"hal/m%02d.mpy" % i: {"sha256": "%064x" % i, "size": 4000}
+                          for i in range(60)}}
+    text = json.dumps(manifest, indent=1)
+    assert len(text) > 6000
+    (folder / "manifest.json").write_text(text)
+    for i in range(3):
+        (folder / "hal" / ("m%02d.mpy" % i)).write_bytes(bytes(range(256)) * 16)
+    script = {"read": deploy._READ % {"path": "manifest.json"},
+              "hash": deploy._HASH % {"skip": deploy.DATA_FILES, "manifest": "manifest.json"}}
+    (tmp_path / "script.py").write_text(script[which])
+    (tmp_path / "frag.py").write_text(FRAGMENTED)
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=48K", str(tmp_path / "frag.py"),
+                           str(tmp_path / "script.py")], cwd=str(folder), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout[-500:] + proc.stderr
+    lines = proc.stdout.splitlines()
+    if which == "read":
+        assert b"".join(bytes.fromhex(x[2:]) for x in lines if x.startswith("X ")) == \
+            text.encode() and "Z" in lines
+    else:
+        assert len([x for x in lines if x.startswith("F ")]) == 4
+        got = [x for x in lines if x.startswith("M ")][0][2:]
+        assert json.loads(got) == manifest
