@@ -339,6 +339,124 @@ def case_the_boot_check_walks_each_file_once():
     assert integrity.check(store) == "stray.py is not in the manifest"
 
 
+class Halted(BaseException):
+    """main.py's halt() ran (the stand-in of hal.sim.power_off ends the case there)."""
+
+
+class Unplugged(BaseException):
+    """Something no `except Exception` catches, raised into the main loop."""
+
+
+def _run_main(cdc, switch=False, end_s=3.0):
+    """main.py as a Pico runs it: its source in a fresh __main__, after pyexec turned Ctrl-C on,
+    with the USB line of tests/fakes/usb.py. main.py picks the simulator's HAL off rp2: the
+    stand-in of hal.sim builds the Pico's (Rp2Hal over the fakes, its port on the fake line,
+    its store a fresh folder holding a key: a shoe in production), and its power_off raises
+    Halted. switch: the maintenance key switch turned at power-up. end_s: Unplugged is raised
+    into the running code then (board time). Returns (the HAL, how main.py ended)."""
+    import os
+    import machine as M
+    import usb
+
+    made = []
+    root = "shoe-" + "".join("%02x" % b for b in os.urandom(4))  # (a fresh one)
+
+    class Hal(Rp2Hal):
+        def open_port(self, inp=None, out=None):
+            return Rp2Hal.open_port(self, cdc.stdin, cdc.stdout)
+
+    class Sim:
+        @staticmethod
+        def SimHal():
+            if PINS:
+                sys.modules["hal.pins"] = PINS[0]
+            hal = Hal(PINMAP, clock=M.Clock(), root=root, journal=journal_stand_in())
+            made.append(hal)
+            World(hal.timing)
+            return hal
+
+        @staticmethod
+        def power_off(exc=None):
+            raise Halted()
+
+    try:
+        os.mkdir(root)
+    except OSError:
+        pass
+    from hal.store import DirStore
+
+    DirStore(root).write("device.key", "ab" * 32)
+    if switch:
+        import json
+
+        with open(PINMAP) as f:
+            gpio, level = signal_maps(json.load(f))
+        board.inputs[gpio["maint_key"]] = lambda: level["maint_key"]
+    sys.modules["hal.sim"] = Sim
+    usb.install(cdc)
+
+    def unplug():
+        raise Unplugged()
+
+    board.later(end_s * 1000000, unplug)
+    with open((IMAGE or ROOT + "/firmware") + "/main.py") as f:
+        code = compile(f.read(), "main.py", "exec")
+    cdc.pyexec_main()
+    how = "returned"
+    try:
+        exec(code, {"__name__": "__main__"})
+    except Halted:
+        how = "halted"
+    except BaseException as e:  # out of main.py: the REPL would have the line
+        how = "raised " + type(e).__name__
+    finally:
+        usb.uninstall()
+        sys.modules.pop("hal.sim", None)
+    return made[0] if made else None, how
+
+
+def _boot_world():
+    import usb
+
+    board.reset()
+    board.ns = ((1 << 30) - 1500000) * 1000
+    return usb.Cdc(board)
+
+
+def case_ctrl_c_at_boot():
+    """A 0x03 on the USB line while main.py boots (a host's probe, before the protocol has
+    the line): on a Pico it raised KeyboardInterrupt, main.py re-raised it, and the REPL came up
+    on a shoe in production. Now Ctrl-C is off from main.py's first line: the byte is data, the
+    shoe boots and serves the protocol; and whatever later ends the loop (here a BaseException)
+    ends in halt(), with the port closed and the watchdog stopped."""
+    import wire
+
+    cdc = _boot_world()
+    cdc.send(b"\x03", 1)  # during the boot's first steps
+    cdc.send(wire.encode(wire.CMD, 5, wire.encode_command("ping", (77,))), 1500000)
+    hal, how = _run_main(cdc)
+    assert how == "halted", how
+    assert cdc.interrupts == 0, "Ctrl-C was on while the shoe booted"
+    assert [m for m in hal.logs if " ready: " in m], hal.logs
+    replies = [f for f in wire.Decoder().feed(cdc.received()) if f[0] == wire.REPLY]
+    assert [(q, b[0]) for _t, q, b in replies] == [(5, 0)], replies  # the protocol had the line
+    assert hal.wdt is None and not board.wdt_enabled, "the watchdog runs on in halt()"
+
+
+def case_ctrl_c_with_the_key_switch():
+    """The maintenance key switch turned at power-up: a developer's Ctrl-C works in the main
+    loop (KeyboardInterrupt) and the REPL takes the line; the port is closed and the watchdog
+    stopped first (it reset the Pico 2 s into the REPL)."""
+    cdc = _boot_world()
+    cdc.send(b"\x03", 1500000)  # the loop runs by then
+    hal, how = _run_main(cdc, switch=True, end_s=5.0)
+    assert cdc.interrupts == 1 and how == "returned", (cdc.interrupts, how)
+    assert [m for m in hal.logs if " ready: " in m], hal.logs
+    assert hal.wdt is None and not board.wdt_enabled, "the watchdog runs on at the REPL"
+    board.advance_us(3 * 1000000)
+    assert not board.wdt_expired
+
+
 def case_frames():
     f = frame("RD,07")
     assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
@@ -602,7 +720,7 @@ def case_watchdog():
     board.advance_us(2100000)
     assert board.wdt_expired
     # open_port on the unix port's stdin (kbd_intr exists there too); maintenance: close()
-    # gives the REPL Ctrl-C back and stops the watchdog, which machine.WDT cannot
+    # stops the watchdog, which machine.WDT cannot
     world = hal = None
     world, h2 = fresh()
     p = h2.open_port()
@@ -968,6 +1086,7 @@ def case_status_led():
 TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layout,
          case_a_full_filesystem_keeps_no_journal, case_reservation_power_cuts,
          case_session_power_cuts, case_the_boot_check_walks_each_file_once,
+         case_ctrl_c_at_boot, case_ctrl_c_with_the_key_switch,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
@@ -980,7 +1099,9 @@ HEAPS = {"case_maintenance": "384K", "case_engine_deal_and_jam_exhausted": "320K
          "case_stock_layout_keeps_the_journal": "3M", "case_romfs_build_layout": "3M",
          "case_a_full_filesystem_keeps_no_journal": "1M",
          "case_reservation_power_cuts": "2M", "case_session_power_cuts": "2M",
-         "case_the_boot_check_walks_each_file_once": "2M"}
+         "case_the_boot_check_walks_each_file_once": "2M",
+         # main.py's boot: the whole firmware with the harness
+         "case_ctrl_c_at_boot": "512K", "case_ctrl_c_with_the_key_switch": "512K"}
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@
 #               hand from the health-tested raw ROSC bits, reseeded from them and cycled at
 #               every hand; raises shoe.health.EntropyFault (latched) if the source fails.
 #               A shoe never deals from a seed: rng(seed) raises ValueError.
-#   open_port() the protocol on USB CDC (sys.stdin/stdout), Ctrl-C disabled; the port's close()
-#               (maintenance: main.py hands the line to the REPL) restores Ctrl-C and stops the
+#   open_port() the protocol on USB CDC (sys.stdin/stdout), Ctrl-C off (main.py turned it off
+#               first); the port's close() (main.py, on every way out of the loop) stops the
 #               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
 #   log(msg)    kept in RAM (hal.logs): the USB line carries the protocol
 #   presses()   the front panel's dealer buttons pressed since the last call (debounced edges,
@@ -324,14 +324,15 @@ class Rp2Hal:
             self.wdt = None
 
     def open_port(self, inp=None, out=None):
-        """The protocol on USB CDC. Ctrl-C no longer interrupts (a frame may hold 0x03) unless
-        the maintenance key was turned at power-up (a developer's REPL). Starts the watchdog.
-        The port's close() (maintenance: main.py hands the line to the REPL) undoes both."""
+        """The protocol on USB CDC. Ctrl-C does not interrupt (a frame may hold 0x03; main.py
+        turned it off first thing) unless the maintenance key was turned at power-up (a
+        developer's Ctrl-C). Starts the watchdog. The port's close() (main.py, on every way
+        out of the loop) stops it and releases the line; at the REPL pyexec takes care of
+        Ctrl-C again (shared/runtime/pyexec.c)."""
         import select
         import micropython
 
-        if not self.debug:
-            micropython.kbd_intr(-1)
+        micropython.kbd_intr(3 if self.debug else -1)
         if inp is None:
             inp = sys.stdin.buffer
         if out is None:
@@ -341,7 +342,6 @@ class Rp2Hal:
         self.start_watchdog()
 
         def release():
-            micropython.kbd_intr(3)
             self.stop_watchdog()
             try:
                 poller.unregister(sys.stdin if inp is sys.stdin.buffer else inp)

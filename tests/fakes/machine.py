@@ -6,7 +6,8 @@
 # clock (each ticks_* call costs `cost_us`, like a loop iteration on the Pico) or sleeps.
 # Input pins read `board.inputs[gpio]()` (a test's physical model); the PIO state machines of
 # the fake rp2 module run as time passes; a UART's peer gets what is written and answers through
-# board.later(); WDT feeds are checked against the timeout as time passes.
+# board.later(); WDT feeds are checked against the timeout as time passes. The USB line and its
+# interrupt character are tests/fakes/usb.py's, on this board's clock.
 
 TICKS_PERIOD = 1 << 30  # MicroPython's ticks wrap here
 
@@ -37,6 +38,7 @@ class Board:
         self.wdt_expired = False
         self.mem = {}         # address -> value or function
         self.step_listeners = []
+        self.checks = []      # the VM's checks of pending events (tests/fakes/usb.py)
 
     # ---------------------------------------------------------------- time
     def now_us(self):
@@ -59,6 +61,8 @@ class Board:
             if cand is None:
                 self.ns = max(self.ns, t)
                 self._check_wdt()
+                for check in self.checks:  # a KeyboardInterrupt the line scheduled: now
+                    check()
                 return
             self.ns = max(self.ns, cand[0])
             self._check_wdt()
@@ -84,6 +88,8 @@ class Board:
 
     # ---------------------------------------------------------------- pins
     def read(self, gpio):
+        for check in self.checks:
+            check()
         f = self.inputs.get(gpio)
         if f is not None:
             return 1 if f() else 0
