@@ -73,6 +73,10 @@ class Device:
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
         self.local_actor = None  # "panel" while the front panel's command runs (local)
         self.shown = None  # the status LED's state, as last shown (indicate)
+        # the hardware's LED and panel, bound once: the idle loop calls them all the time, and
+        # a method bound at each call is an allocation each time
+        self._show = getattr(hal, "show", None)
+        self._presses = getattr(hal, "presses", None)
         self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
         self.exports = None
         store = hal.store
@@ -219,7 +223,7 @@ class Device:
 
     def indicate(self):
         """Tell the hardware layer when the indication changes (after each command)."""
-        show = getattr(self.hal, "show", None)
+        show = self._show
         if show is None:
             return
         state = self.indication()
@@ -230,7 +234,7 @@ class Device:
     def poll_panel(self):
         """The front panel's presses since the last poll, run one by one (panel.py). Called by
         the link between commands; True if any press came."""
-        presses = getattr(self.hal, "presses", None)
+        presses = self._presses
         if presses is None:
             return False
         pressed = presses()

@@ -457,6 +457,62 @@ def case_ctrl_c_with_the_key_switch():
     assert not board.wdt_expired
 
 
+def case_idle_loop_allocates_nothing():
+    """The main loop with nothing to do (Link.run under asyncio over Device and Rp2Hal, the
+    line quiet): gc.mem_alloc() does not move between two instants of it, over a thousand
+    rounds (the fakes allocate nothing on that path: what moves is the firmware's). It moved
+    by 128 B a round: select.poll's poll(0) list, and a method bound at each call."""
+    import asyncio
+    import gc
+    import usb
+
+    world, hal = fresh()
+    del PINS[:]
+    gc.collect()
+    from device import Device
+    from link import Link
+
+    cdc = usb.Cdc(board)
+    dev = Device(hal)
+    port = hal.open_port(cdc.stdin, cdc.stdout)
+    lk = Link(port, dev, hal.clock, hal.caps)
+    hal.mech.idle = lk.idle
+    rounds = [0]
+    service = lk.service
+
+    def counted():
+        rounds[0] += 1
+        return service()
+
+    lk.service = counted
+    marks = [0, 0, 0, 0]
+
+    def first():
+        marks[0] = gc.mem_alloc()
+        marks[1] = rounds[0]
+
+    def last():
+        marks[2] = gc.mem_alloc()
+        marks[3] = rounds[0]
+        dev.maintenance = True  # the loop ends
+
+    t0 = board.ns // 1000
+    board.later(100000, first)   # 0.1 s in: the boot's work is done, the line quiet
+    board.later(350000, last)
+    gc.collect()
+    gc.disable()
+    try:
+        asyncio.run(lk.run())
+    finally:
+        gc.enable()
+    n = marks[3] - marks[1]
+    print("idle loop: %d B in %d rounds (%.2f s of the shoe's time)" % (
+        marks[2] - marks[0], n, (board.ns // 1000 - t0) / 1e6))
+    assert n >= 500, n
+    assert marks[2] - marks[0] == 0, (marks, n)
+    port.close()
+
+
 def case_frames():
     f = frame("RD,07")
     assert f == b"$RD,07*%04X\n" % crc_ccitt(b"RD,07"), f
@@ -697,7 +753,7 @@ def case_watchdog():
     inp = In()
 
     class Poll:
-        def poll(self, t):
+        def ipoll(self, t):  # (select.poll's, which UsbPort uses: poll(0) makes a list)
             return [1] if inp.data else []
 
     port = UsbPort(inp, Out(), Poll(), hal.tick)
@@ -1087,6 +1143,7 @@ TESTS = [case_wiring, case_stock_layout_keeps_the_journal, case_romfs_build_layo
          case_a_full_filesystem_keeps_no_journal, case_reservation_power_cuts,
          case_session_power_cuts, case_the_boot_check_walks_each_file_once,
          case_ctrl_c_at_boot, case_ctrl_c_with_the_key_switch,
+         case_idle_loop_allocates_nothing,
          case_frames, case_normal_feed,
          case_engine_deal_and_jam_exhausted, case_jam_retried_then_succeeds, case_double_feed,
          case_face_up_unreadable_foreign, case_empty_lid_reader, case_watchdog, case_rng_drbg,
@@ -1101,7 +1158,8 @@ HEAPS = {"case_maintenance": "384K", "case_engine_deal_and_jam_exhausted": "320K
          "case_reservation_power_cuts": "2M", "case_session_power_cuts": "2M",
          "case_the_boot_check_walks_each_file_once": "2M",
          # main.py's boot: the whole firmware with the harness
-         "case_ctrl_c_at_boot": "512K", "case_ctrl_c_with_the_key_switch": "512K"}
+         "case_ctrl_c_at_boot": "512K", "case_ctrl_c_with_the_key_switch": "512K",
+         "case_idle_loop_allocates_nothing": "512K"}
 
 
 if __name__ == "__main__":

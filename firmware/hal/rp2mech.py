@@ -308,6 +308,14 @@ class Diverter:
 
 # --------------------------------------------------------------------------------- USB port
 
+def _ready(poller):
+    """A byte is waiting. ipoll, not poll: poll(0) returns a new list at every call (the idle
+    loop's every poll), ipoll the poller itself, yielding a tuple it owns."""
+    for _ in poller.ipoll(0):
+        return True
+    return False
+
+
 class UsbPort:
     """The protocol on USB CDC: reads never block (a poller says when a byte is there). Every
     read feeds the watchdog, so a main loop that stops polling the line resets the Pico."""
@@ -331,7 +339,7 @@ class UsbPort:
             self.tick()
         n = 0
         size = len(buf)
-        while n < size and self.poller.poll(0):
+        while n < size and _ready(self.poller):
             b = self.inp.read(1)
             if not b:
                 break
