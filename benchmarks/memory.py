@@ -1,22 +1,29 @@
 """Memory benchmark: what the deployable firmware takes of a Pico's flash and RAM.
 
 * Flash: the image `facedown deploy` installs on a shoe (every module compiled with
-  `mpy-cross -march=armv6m`, main.py as source, pinmap.json), per file and in total, against the
-  192 KB filesystem partition (the journal has the rest, see firmware/hal/rp2.py).
+  `mpy-cross -march=armv6m`, main.py as source, pinmap.json), per file and in total, in bytes
+  and in littlefs blocks: copied into a real littlefs (vfs.VfsLfs2 of the unix port, over the
+  tests' fake rp2.Flash() with the Pico's geometry, formatted as rp2's _boot.py formats it:
+  progsize=256) on the stock RPI_PICO storage region (1408 KB) and on a 192 KB one, against
+  deploy's estimate (facedown.deploy.fit); then the journal's blocks the firmware reserves in
+  what is left (firmware/hal/reserve.py).
 * RAM: the firmware as deployed (.mpy bytecode) booted under the MicroPython unix port with
   `-X heapsize=192K` and `256K`: the heap after boot (modules, Device, Link) and its peak while
   three 10-seat hold'em hands are dealt to the river through Link.command / Device.run with
   encoded protocol commands (identify, config, hand, deal, 40 actions, streets, status, end,
   history), the events sent and acknowledged as a host would; the smallest heap the session
-  runs in; against the Pico's budget (~205 KB of GC heap with MicroPython >= 1.20 on an RP2040,
-  PICO_HEAP).
+  runs in; against the Pico's GC heap (PICO_HEAP: the pool the real RPI_PICO image reports,
+  tests/fakes/machine.py).
 * The unix port is a 64-bit build: every pointer, object header and list/tuple/dict slot takes
   8 bytes instead of 4 and a GC block 32 bytes instead of 16; byte data (bytearray, bytes,
   bytecode) does not grow. The ratio is measured on known structures (gc.mem_alloc) and on the
   loaded modules (heap taken by imports vs the .mpy bytes they hold), and the Pico's figures are
   estimated with it.
 
-    .venv/bin/python benchmarks/memory.py [--json]
+    .venv/bin/python benchmarks/memory.py [--json] [--quick]
+
+--quick (run by `make test`, tests/test_memory_bench.py): the flash figures and one session at
+the virtual shoe's heap, no bisection of the smallest heap.
 """
 
 import argparse
@@ -32,15 +39,16 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
 from facedown.build import build_image  # noqa: E402
-from facedown.deploy import ROMFS_IMAGE, romfs_image  # noqa: E402
+from facedown.deploy import ROMFS_IMAGE, fit, lfs_blocks, romfs_image  # noqa: E402
 from facedown.virtualshoe import find_micropython  # noqa: E402
 
-# The GC heap of MicroPython >= 1.20 on a Pico: all of the 256 KB main SRAM past .data/.bss (no
-# C heap on a plain Pico; ports/rp2/memmap_mp_rp2040.ld, PR #10968 gave it ~30 KB more), the
-# stacks in the scratch banks. A user measured 209,936 B free at the REPL after two imports and
-# 215,904 B after freeing (MicroPython 1.20, issue #12557). Budget: the lower, 205 KB.
-PICO_HEAP = 205 * 1024
-FS_BYTES = 192 * 1024    # the filesystem partition the image lives in
+sys.path.insert(0, os.path.join(ROOT, "tests", "fakes"))
+from machine import HEAP_POOL as PICO_HEAP  # noqa: E402  (the fake board's figure of the port)
+
+sys.path.pop(0)
+sys.modules.pop("machine", None)
+STOCK_BLOCKS = 352       # the stock RPI_PICO storage region: 1408 KB of 4 KB blocks
+SMALL_BLOCKS = 48        # the 192 KB filesystem the old docs' _boot.py made
 HEAPS = ("192K", "256K", "320K")  # 320K: what the virtual shoe runs with
 DATA = ("flash.bin", "device_id", "world.txt", "shoe.log", "auth.fail", "boots", "counters",
         "audit.log", "audit.old", "manifest.seen", "maint.actor")
@@ -264,7 +272,7 @@ def live():
 
 try:
     from hal.rp2 import Rp2Hal
-    hal = Rp2Hal("pinmap.json", clock=machine.Clock(), fs_size=lambda: 192 * 1024)
+    hal = Rp2Hal("pinmap.json", clock=machine.Clock(), journal=rp2.Flash(start=1024 * 1024))
     OUT["hal"] = live()
     OUT["carousel"] = hal.carousel is not None
     from integrity import boot
@@ -292,6 +300,95 @@ except Exception as e:
     OUT["error"] = repr(e)
 print(json.dumps(OUT))
 '''
+
+
+# Runs under MicroPython beside the Pico image (the folder "image"): the image copied into a real
+# littlefs over the fake rp2.Flash() of BLOCKS blocks, formatted as rp2's _boot.py does, file
+# by file in the order deploy copies them; what littlefs says it uses (statvfs) after each, or
+# where it filled up; then the journal's reservation in what is left.
+MP_LFS = r'''
+import json
+import os
+import sys
+import vfs
+IMAGE = sys.argv[3]
+sys.path[:0] = ["fakes", IMAGE]
+import rp2
+from hal import reserve
+from hal.store import DirStore
+rp2.STORAGE_BYTES = int(sys.argv[1]) * 4096
+with open(sys.argv[2]) as f:
+    order = json.load(f)
+bdev = rp2.Flash()
+vfs.VfsLfs2.mkfs(bdev, progsize=256)
+vfs.mount(vfs.VfsLfs2(bdev, progsize=256), "/pico")
+st = os.statvfs("/pico")
+OUT = {"blocks": st[2], "free0": st[3], "files": {}, "full_after": None}
+
+
+def used():
+    s = os.statvfs("/pico")
+    return s[2] - s[3]
+
+
+for rel in order:
+    try:
+        if "/" in rel:
+            d = "/pico/" + rel.rsplit("/", 1)[0]
+            try:
+                os.mkdir(d)
+            except OSError:
+                pass
+        before = used()
+        with open(IMAGE + "/" + rel, "rb") as f:
+            data = f.read()
+        with open("/pico/" + rel, "wb") as f:
+            f.write(data)
+        data = None
+        OUT["files"][rel] = used() - before
+    except OSError:
+        OUT["full_after"] = len(OUT["files"])
+        break
+OUT["used"] = used() if OUT["full_after"] is None else OUT["blocks"]  # (statvfs, when full,
+#                                                                       counts past the end)
+if OUT["full_after"] is None:
+    dev, why, note = reserve.journal_flash(DirStore("/pico"), rp2.Flash(), 304)
+    OUT["journal"] = dev.ioctl(4, 0) if dev is not None else why
+    OUT["free_after_journal"] = os.statvfs("/pico")[3]
+print(json.dumps(OUT))
+'''
+
+
+def run_lfs(pico, order, blocks):
+    """The image in a real littlefs of `blocks` 4 KB blocks (MP_LFS)."""
+    with open(os.path.join(os.path.dirname(pico), "memory_lfs.py"), "w") as f:
+        f.write(MP_LFS)
+    with open(os.path.join(os.path.dirname(pico), "memory_lfs.json"), "w") as f:
+        json.dump(order, f)  # (a long argv crashes the unix port: FATAL: uncaught NLR)
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=%dK" % (blocks * 4 + 1024),
+                           "memory_lfs.py", str(blocks), "memory_lfs.json",
+                           os.path.basename(pico)],
+                          cwd=os.path.dirname(pico), capture_output=True, text=True, timeout=300)
+    for line in proc.stdout.splitlines()[::-1]:
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"error": (proc.stderr or proc.stdout).strip()[-300:]}
+
+
+def flash_figures(pico, files):
+    """The image's blocks in littlefs, measured (stock and 192 KB) and estimated."""
+    shutil.copytree(os.path.join(ROOT, "tests", "fakes"),
+                    os.path.join(os.path.dirname(pico), "fakes"), dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    order = [f for f in files if f != "main.py"] + ["main.py"]  # as deploy copies them
+    sizes = {f: os.path.getsize(os.path.join(pico, f)) for f in order}
+    need, have = fit(sizes, {}, STOCK_BLOCKS - 2)
+    out = {"estimate": sum(lfs_blocks(n) for n in sizes.values()) +
+           4 * len({f.rsplit("/", 1)[0] for f in sizes if "/" in f}),
+           "fit_needs": need}
+    out["stock"] = run_lfs(pico, order, STOCK_BLOCKS)
+    out["small"] = run_lfs(pico, order, SMALL_BLOCKS)
+    return out
 
 
 def add_fakes(folder):
@@ -374,12 +471,15 @@ def kb(n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="the figures as JSON")
+    ap.add_argument("--quick", action="store_true",
+                    help="the flash figures and one session at the virtual shoe's heap")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="facedown-memory-")
     try:
         pico = os.path.join(tmp, "pico")
         files = build_image(pico, "armv6m")
         sizes = {f: os.path.getsize(os.path.join(pico, f)) for f in files}
+        lfs = flash_figures(pico, files)
         host = os.path.join(tmp, "host")
         build_files = build_image(host, None)
         with open(os.path.join(host, "memory_mp.py"), "w") as f:
@@ -387,8 +487,9 @@ def main():
         add_fakes(host)
         romfs_image(host, [f for f in build_files if f.endswith(".mpy")])  # what deploy writes
         provision(host)
-        runs = {h: run_mp(host, h) for h in HEAPS}
-        minimum = smallest_heap(host)
+        runs = {h: run_mp(host, h, quick=args.quick) for h in
+                (HEAPS[-1:] if args.quick else HEAPS)}
+        minimum = None if args.quick else smallest_heap(host)
         hal = run_pico(host)
         rom = run_pico(host, rom=True)
     finally:
@@ -398,26 +499,39 @@ def main():
     total = sum(sizes.values())
     ref = runs[HEAPS[-1]]
     est = estimate(ref, sizes, hal, minimum, rom)
-    out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total,
-                     "filesystem_bytes": FS_BYTES},
+    out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total, "littlefs": lfs},
            "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "romfs": rom, "estimate": est,
            "pico_heap_bytes": PICO_HEAP}
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
 
-    print("Flash: the deployable image (mpy-cross -march=armv6m), %d files" % len(sizes))
+    print("Flash: the deployable image (mpy-cross -march=armv6m), %d files; in littlefs "
+          "(vfs.VfsLfs2, progsize=256, 4 KB blocks), blocks measured" % len(sizes))
+    measured = lfs["stock"].get("files", {})
     for f in sorted(sizes):
-        print("  %-24s %8d" % (f, sizes[f]))
-    print("  %-24s %8d  (%d .mpy modules)" % (".mpy total", mpy,
-                                             sum(1 for f in sizes if f.endswith(".mpy"))))
-    print("  %-24s %8d  = %s of the %d KB filesystem (%.0f%%)" % (
-        "image total", total, kb(total), FS_BYTES // 1024, 100.0 * total / FS_BYTES))
+        print("  %-24s %8d B %4s blocks" % (f, sizes[f], measured.get(f, "?")))
+    print("  %-24s %8d B  (%d .mpy modules)" % (".mpy total", mpy,
+                                              sum(1 for f in sizes if f.endswith(".mpy"))))
+    print("  %-24s %8d B  = %s" % ("image total", total, kb(total)))
+    st, sm = lfs["stock"], lfs["small"]
+    if "used" in st:
+        print("  littlefs, stock RPI_PICO storage (%d blocks): the image takes %d blocks (%d with "
+              "the superblock; estimate %d; deploy's fit check asks for %d); the journal "
+              "reserves %s blocks of what is left, %d stay free" % (
+                  st["blocks"], st["used"] - 2, st["used"], lfs["estimate"], lfs["fit_needs"],
+                  st.get("journal"), st.get("free_after_journal", -1)))
+    else:
+        print("  littlefs, stock storage: not measured (%s)" % st.get("error"))
+    if "blocks" in sm:
+        print("  littlefs of 192 KB (%d blocks, %d free): %s" % (
+            sm["blocks"], sm["free0"], "full after %d of %d files" % (sm["full_after"], len(sizes))
+            if sm["full_after"] is not None else "the image fits"))
     print()
     print("RAM: the firmware as deployed, 3 ten-seat hold'em hands to the river over the protocol")
     print("  (MicroPython unix port, 64-bit; live heap = gc.mem_alloc() after gc.collect(), "
           "above the bare interpreter)")
-    for h in HEAPS:
+    for h in runs:
         r = runs[h]
         line = "  heapsize=%-5s heap %s" % (h, kb(r["heap_total"])) if "heap_total" in r else \
             "  heapsize=%-5s" % h
@@ -425,12 +539,14 @@ def main():
             line += "; modules %s, after boot %s" % (kb(r["imports"]), kb(r["boot"]))
         if r.get("ok"):
             line += ", hand peaks %s; after %d events %s" % (
+                "not sampled (--quick)" if args.quick else
                 " / ".join(kb(p) for p in r["hand_peaks"]), r["events"], kb(r["after"]))
         else:
             line += ": FAILED (%s)" % (r.get("error") or "; ".join(r.get("errors", [])))
         print(line)
-    print("  smallest heap the session runs in: %s" % ("%d KB" % minimum if minimum else
-                                                        "over 256 KB"))
+    if not args.quick:
+        print("  smallest heap the session runs in: %s" % ("%d KB" % minimum if minimum else
+                                                            "over 256 KB"))
     if est:
         print()
         print("64-bit vs the Pico's 32-bit heap (measured here / MicroPython's layout on 32 bits):")

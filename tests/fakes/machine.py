@@ -10,6 +10,15 @@
 # interrupt character are tests/fakes/usb.py's, on this board's clock.
 
 TICKS_PERIOD = 1 << 30  # MicroPython's ticks wrap here
+# The GC heap of the stock RPI_PICO image: from the end of .bss (no C heap on a plain Pico) to the
+# end of the 256 KB main SRAM, the C stack in the scratch banks (ports/rp2/memmap_mp_rp2.ld:
+# __GcHeapStart = __StackLimit = __bss_end__ + __micropy_c_heap_size__, __GcHeapEnd =
+# ORIGIN(RAM) + LENGTH(RAM); ports/rp2/main.c: gc_init(&__GcHeapStart, &__GcHeapEnd)). The pool
+# that leaves to objects, gc.mem_alloc() + gc.mem_free() on the real port (v1.29, issue 13), and
+# what is free at its bare REPL. The unix port's heap (-X heapsize) cannot be made 32-bit: the
+# benchmarks scale to this pool (benchmarks/memory.py).
+HEAP_POOL = 239411        # 233.8 KB
+HEAP_FREE_AT_REPL = 235110  # 229.6 KB
 
 
 class Board:

@@ -1,0 +1,29 @@
+"""benchmarks/memory.py in its quick mode (the guide: every benchmark runs to completion in
+`make test`): the image's littlefs blocks measured on a real VfsLfs2 of the Pico's geometry
+agree with the estimate deploy's fit check uses, the check asks for at least what littlefs
+takes, a 192 KB littlefs cannot hold the image (deploy refuses it), and the stock storage holds
+the image and a journal of at least 200 blocks."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_memory_benchmark_quick():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "memory.py"),
+                           "--quick", "--json"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    lfs = out["flash"]["littlefs"]
+    stock, small = lfs["stock"], lfs["small"]
+    image = stock["used"] - 2  # (the superblock's pair)
+    assert abs(image - lfs["estimate"]) <= 2, (image, lfs["estimate"])
+    assert lfs["fit_needs"] >= image
+    assert small["full_after"] is not None and lfs["fit_needs"] > small["free0"]
+    assert isinstance(stock["journal"], int) and stock["journal"] >= 200, stock
+    assert stock["free_after_journal"] >= 40
+    assert out["runs"]["320K"]["ok"], out["runs"]
+    assert out["pico_heap_bytes"] == 239411
