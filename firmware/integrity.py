@@ -5,7 +5,8 @@
 # other shoe's manifest passes). A shoe without a key (not yet provisioned) has nothing to
 # check against and says so. The answer is None (all good) or the reason the shoe locks.
 # A shoe whose MicroPython has a ROMFS partition keeps its modules there (`facedown deploy`;
-# _boot.py mounts it at /rom, first on sys.path): the manifest lists them as "/rom/<path>",
+# MicroPython mounts it at /rom, inside the littlefs root, and puts /rom on sys.path): the
+# manifest lists them as "/rom/<path>" (the walk of the store does not go into /rom),
 # they are hashed the same way, and code in the ROMFS that the manifest does not list locks
 # the shoe as it would on the filesystem.
 import hashlib

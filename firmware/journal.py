@@ -52,9 +52,9 @@ def crc16(data):
 
 BLOCK = 4096
 PAGE = 256
-# The journal's partition on the Pico: of its 2 MB flash, MicroPython takes ~640 KB and the
-# filesystem for the firmware files 192 KB; the remaining 1216 KB (304 blocks) are the journal
-# (about 1,050 hands of 9-seat hold'em with 36 actions each).
+# The most blocks a journal takes (about 1,050 hands of 9-seat hold'em with 36 actions each):
+# the simulator's flash chip; on the Pico the blocks reserved in littlefs, as many as it has to
+# spare up to this (hal/reserve.py: 224 on the stock RPI_PICO image with the firmware installed).
 JOURNAL_BLOCKS = 304
 R_BLOCK = 1
 R_CONFIG = 2

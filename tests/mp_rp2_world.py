@@ -253,7 +253,8 @@ PINS = [_pins]  # hal.pins, compiled once and lent to every Rp2Hal of this run (
 del _pins
 
 
-MOUNT = "/flash"  # where the cases mount the Pico's littlefs (the Pico mounts it at /)
+MOUNT = "/flash"  # where the cases mount the Pico's littlefs (the Pico mounts it at /;
+#                   tests/mp_pico_port_test.py boots it there)
 STAND_IN = 64     # blocks: the journal's flash when a case is not about where it lives
 
 
@@ -279,63 +280,6 @@ def fresh(pinmap=PINMAP, root="", journal=None, stock=False):
     assert "hal.pins" not in sys.modules, "the HAL keeps the pin map's loader"
     world = World(hal.timing)
     return world, hal
-
-
-def boot_storage(mount=MOUNT):
-    """Power-up: rp2's frozen _boot.py (ports/rp2/modules/_boot.py) line for line, over the fake
-    rp2.Flash() with the unix port's real littlefs, but mounted at `mount` (the unix port's /
-    is the host's). Returns True if the mount failed and the storage was formatted (all of
-    it, as _boot.py does: everything on it is gone)."""
-    import vfs
-
-    bdev = rp2.Flash()
-    formatted = False
-    try:
-        fs = vfs.VfsLfs2(bdev, progsize=256)
-    except:  # noqa: E722  (as _boot.py: any failure formats)
-        vfs.VfsLfs2.mkfs(bdev, progsize=256)
-        fs = vfs.VfsLfs2(bdev, progsize=256)
-        formatted = True
-    vfs.mount(fs, mount)
-    return formatted
-
-
-def power_off(mount=MOUNT):
-    """The power goes (or went, in the middle of an operation): littlefs's state in RAM is
-    dropped with the mount (the finalisers of the files a cut left open run now, with no
-    power: nothing reaches the chip); the chip keeps what reached it, and powers up again."""
-    import gc
-    import vfs
-
-    rp2.chip.off = True
-    gc.collect()
-
-    try:
-        vfs.umount(mount)
-    except OSError:
-        pass
-    gc.collect()
-    rp2.chip.revive()
-
-
-def install(src, mount=MOUNT, sub=""):
-    """Copy a built image (a folder) into the mounted littlefs, as facedown deploy does."""
-    import os
-
-    for e in os.ilistdir(src + sub):
-        rel = sub + "/" + e[0]
-        if e[1] & 0x4000:
-            try:
-                os.mkdir(mount + rel)
-            except OSError:
-                pass
-            install(src, mount, rel)
-        else:
-            with open(src + rel, "rb") as f:
-                data = f.read()
-            with open(mount + rel, "wb") as f:
-                f.write(data)
-            data = None
 
 
 def expect_fault(kind, fn, *args):

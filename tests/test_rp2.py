@@ -397,11 +397,13 @@ def test_a_carousel_move_in_the_emulator(fakes, pinmap):
 
 # --------------------------------------------------------------------- the HAL under MicroPython
 
-@pytest.mark.parametrize("script", ["mp_rp2_test.py", "mp_carousel_test.py"])
+@pytest.mark.parametrize("script", ["mp_rp2_test.py", "mp_carousel_test.py",
+                                    "mp_pico_port_test.py"])
 def test_hal_under_micropython(tmp_path, script):
     """Every case in its own interpreter with a 256 KB heap, importing the built image (.mpy
     bytecode, as a deployed shoe does: compiling the engine's source at import needs ~45 KB more
-    and left a margin of under 8 KB). The card path and the random source; the carousel."""
+    and left a margin of under 8 KB). The card path and the random source; the carousel; the
+    storage, the boot and the line on the port's terms (heaps of their own)."""
     from facedown.build import build_image
 
     from facedown.deploy import romfs_image
