@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
-from facedown.build import build_image  # noqa: E402
+from facedown.build import PICO, SIM, build_image  # noqa: E402
 from facedown.deploy import ROMFS_IMAGE, fit, lfs_blocks, romfs_image  # noqa: E402
 from facedown.virtualshoe import find_micropython  # noqa: E402
 
@@ -480,18 +480,20 @@ def main():
         files = build_image(pico, "armv6m")
         sizes = {f: os.path.getsize(os.path.join(pico, f)) for f in files}
         lfs = flash_figures(pico, files)
-        host = os.path.join(tmp, "host")
-        build_files = build_image(host, None)
-        with open(os.path.join(host, "memory_mp.py"), "w") as f:
-            f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
-        add_fakes(host)
-        romfs_image(host, [f for f in build_files if f.endswith(".mpy")])  # what deploy writes
-        provision(host)
+        host = os.path.join(tmp, "host")  # the virtual shoe's image (its manifest: sim)
+        face = os.path.join(tmp, "face")  # the Pico's, in the host's bytecode (over the fakes)
+        for folder, target in ((host, SIM), (face, PICO)):
+            build_files = build_image(folder, None, target=target)
+            with open(os.path.join(folder, "memory_mp.py"), "w") as f:
+                f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
+            add_fakes(folder)
+            romfs_image(folder, [f for f in build_files if f.endswith(".mpy")])  # as deploy
+            provision(folder)
         runs = {h: run_mp(host, h, quick=args.quick) for h in
                 (HEAPS[-1:] if args.quick else HEAPS)}
         minimum = None if args.quick else smallest_heap(host)
-        hal = run_pico(host)
-        rom = run_pico(host, rom=True)
+        hal = run_pico(face)
+        rom = run_pico(face, rom=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

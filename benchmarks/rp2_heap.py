@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "host"))
 
-from facedown.build import build_image  # noqa: E402
+from facedown.build import PICO, build_image  # noqa: E402
 
 SCRIPTS = [os.path.join(ROOT, "tests", n) for n in ("mp_rp2_test.py", "mp_carousel_test.py")]
 SUITE_KB = 256
@@ -64,7 +64,7 @@ def main():
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         image = os.path.join(tmp, "image")
-        build_image(image)
+        build_image(image, target=PICO)
         for script, case in cases():
             if args.case and case not in args.case:
                 continue

@@ -19,13 +19,15 @@ import asyncio
 
 
 def select_hal():
+    # each branch imports what its target's image ships (firmware/targets/pico.py, sim.py)
     if sys.platform == "rp2":
-        from hal.rp2 import Rp2Hal  # the Pico (hardware issue)
+        from hal.rp2 import Rp2Hal  # the Pico
 
         return Rp2Hal()
-    from hal.sim import SimHal
+    else:
+        from hal.sim import SimHal  # the virtual shoe
 
-    return SimHal()
+        return SimHal()
 
 
 HAL = []  # the hardware face, once built (the failure path asks it about the key switch)
@@ -136,8 +138,9 @@ def release():
 try:
     main()
 except BaseException as e:  # whatever it is: KeyboardInterrupt, SystemExit, MemoryError ...
-    if type(e).__name__ == "PowerCut":  # the simulator's power cut: the process dies now
-        from hal.sim import power_off   # (-i would hand the line to the REPL instead)
+    if sys.platform != "rp2" and type(e).__name__ == "PowerCut":
+        from hal.sim import power_off  # the simulator's power cut: the process dies now (-i
+        #                                would hand the line to the REPL instead)
 
         power_off(e)
     close()

@@ -134,12 +134,12 @@ def test_verify_reports_a_tampered_flash(shoe, capsys):
     files = flash_files(shoe.flash)
     with open(files["pinmap.json"], "a") as f:
         f.write(" ")  # one byte more: the shoe still boots, its files no longer match
-    os.remove(files["hal/rp2.mpy"])
+    os.remove(files["hal/simstops.mpy"])
     with open(os.path.join(shoe.flash, "shoe", "stale.py"), "w") as f:
         f.write("X = 1\n")
     code, out, _ = facedown(capsys, "--port", shoe.port, "verify")
     assert code == 1
-    assert "MISMATCH pinmap.json" in out and "MISSING  hal/rp2.mpy" in out
+    assert "MISMATCH pinmap.json" in out and "MISSING  hal/simstops.mpy" in out
     assert "EXTRA    shoe/stale.py" in out
     assert re.search(r"FAILED: \d+ match, 1 mismatch, 1 missing, 1 extra", out)
     reboot(shoe)

@@ -404,12 +404,12 @@ def test_hal_under_micropython(tmp_path, script):
     bytecode, as a deployed shoe does: compiling the engine's source at import needs ~45 KB more
     and left a margin of under 8 KB). The card path and the random source; the carousel; the
     storage, the boot and the line on the port's terms (heaps of their own)."""
-    from facedown.build import build_image
+    from facedown.build import PICO, build_image
 
     from facedown.deploy import romfs_image
 
     path = os.path.join(ROOT, "tests", script)
-    files = build_image(str(tmp_path / "image"))
+    files = build_image(str(tmp_path / "image"), target=PICO)  # the host's bytecode
     romfs = romfs_image(str(tmp_path / "image"), [f for f in files if f.endswith(".mpy")])
     os.replace(romfs, str(tmp_path / "program.romfs"))  # beside the image, not in it
     args = [path, "--image", str(tmp_path / "image")]

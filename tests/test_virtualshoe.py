@@ -10,6 +10,7 @@ import pytest
 import serial
 
 from facedown import virtualshoe
+from facedown.build import SIM, manifest_files
 from facedown.virtualshoe import VirtualShoe, find_micropython
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,15 +85,14 @@ def test_flash_holds_firmware_tree_without_caches(tmp_path, compiled):
     s = VirtualShoe(flash=flash, main=ECHO, compile=compiled)
     try:
         files = {os.path.relpath(os.path.join(d, f), flash) for d, _, fs in os.walk(flash) for f in fs}
-        fw = os.path.join(ROOT, "firmware")
-        expected = {os.path.relpath(os.path.join(d, f), fw) for d, _, fs in os.walk(fw) for f in fs
-                    if "__pycache__" not in d and f.endswith(".py")}
-        if os.path.exists(os.path.join(ROOT, "protocol", "wire.py")):
-            expected.add("wire.py")
+        expected = set(manifest_files(SIM))  # the virtual shoe's image (firmware/targets)
+        assert "wire.py" in expected and "hal/sim.py" in expected
         if compiled:
-            expected = {f if f == "main.py" else f[:-3] + ".mpy" for f in expected}
+            expected = {f if f in ("main.py", "pinmap.json") else f[:-3] + ".mpy"
+                        for f in expected}
         expected.add("main.py")
         assert expected <= files
+        assert not any(f.startswith("targets") or f.startswith("hal/rp2") for f in files)
         assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)
         with open(flash / "main.py") as f, open(ECHO) as g:
             assert f.read() == g.read()

@@ -1,9 +1,10 @@
 """Build the firmware image: every module compiled with mpy-cross (bytecode costs the Pico far
 less RAM than compiling source at import), main.py kept as source to boot from.
 
-build_image(dest, march) lays out what a shoe's filesystem holds: firmware/* at the root,
-protocol/wire.py (compiled: wire.mpy; its prose left out, device_wire) and
-hardware/pinmap.json. Each .mpy embeds its path in the image (mpy-cross -s), not the build
+build_image(dest, march, target=) lays out what a target's shoe holds: the files its manifest
+(firmware/targets/<target>.py: TARGETS) names, from firmware/* at the root, protocol/wire.py
+(compiled: wire.mpy; its prose left out, device_wire) and hardware/pinmap.json. A Pico's image
+("pico") carries no simulator code, the virtual shoe's ("sim") no rp2 hardware face. Each .mpy embeds its path in the image (mpy-cross -s), not the build
 folder's, so the same sources and mpy-cross give the same bytes wherever they are built
 (facedown verify compares hashes)."""
 
@@ -18,6 +19,12 @@ from .errors import UserError
 KEEP_SOURCE = ("main.py", "boot.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
+# The targets, each with the manifest naming what its image ships, and the -march its modules
+# are compiled for by default (None: the host's bytecode, for the unix port)
+PICO = "pico"
+SIM = "sim"
+TARGETS = {PICO: "armv6m", SIM: None}
+MANIFESTS = "targets"  # firmware/targets/<target>.py (never part of an image itself)
 
 
 def mpy_cross():
@@ -92,31 +99,117 @@ def device_wire(text):
 
 
 def image_sources(root=ROOT):
-    """What an image holds: (source, destination in the image) pairs."""
+    """Where an image's files come from: (source, destination in the image) pairs."""
     return [(os.path.join(root, "firmware"), ""),
             (os.path.join(root, "protocol", "wire.py"), "wire.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json")]
 
 
-def build_image(dest, march=None, root=ROOT):
-    """Lay out and compile the firmware image in folder dest (created; what it held is
-    replaced): march "armv6m" for a Pico, None for the host's unix port. Returns the image's
-    files as sorted relative paths ("/"-separated)."""
-    if os.path.isdir(dest):
-        shutil.rmtree(dest)
-    os.makedirs(dest)
+def source_files(root=ROOT):
+    """Every file an image may hold: {path in the image: its source file}. The firmware's
+    folder but its manifests (firmware/targets/) and caches."""
+    out = {}
     for src, to in image_sources(root):
         if not os.path.exists(src):
             raise UserError("firmware source missing: %s" % src)
-        if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(dest, to), ignore=_IGNORE, dirs_exist_ok=True)
-        elif to == "wire.py":
+        if not os.path.isdir(src):
+            out[to] = src
+            continue
+        for d, dirs, files in os.walk(src):
+            rel = os.path.relpath(d, src).replace(os.sep, "/")
+            rel = "" if rel == "." else rel + "/"
+            dirs[:] = sorted(n for n in dirs if not _IGNORE(d, [n]) and rel + n != MANIFESTS)
+            for name in files:
+                if not _IGNORE(d, [name]):
+                    out[to + rel + name] = os.path.join(d, name)
+    return out
+
+
+def manifest_path(target, root=ROOT):
+    if target not in TARGETS:
+        raise UserError("unknown target %r" % (target,),
+                        hint="one of: %s" % ", ".join(sorted(TARGETS)))
+    return os.path.join(root, "firmware", MANIFESTS, target + ".py")
+
+
+def manifest_files(target, root=ROOT, sources=None):
+    """The image paths target's manifest names (sorted). A manifest is Python in
+    micropython-lib's style, run with three functions: module(path) one file, package(path)
+    every .py under a folder, include(name) another manifest of firmware/targets/; paths are
+    the image's (source_files). A path that names no source is refused."""
+    sources = source_files(root) if sources is None else sources
+    out = set()
+    seen = []
+
+    def run(path):
+        if path in seen:
+            return
+        seen.append(path)
+        where = os.path.relpath(path, root)
+
+        def module(rel):
+            if rel not in sources:
+                raise UserError("%s: module(%r): no such file in the firmware's sources" % (
+                    where, rel))
+            out.add(rel)
+
+        def package(rel):
+            found = [p for p in sources if p.startswith(rel.rstrip("/") + "/") and
+                     p.endswith(".py")]
+            if not found:
+                raise UserError("%s: package(%r): no .py files there" % (where, rel))
+            out.update(found)
+
+        def include(name):
+            run(os.path.join(os.path.dirname(path), name))
+
+        try:
+            with open(path, encoding="utf-8") as f:
+                code = compile(f.read(), path, "exec")
+        except OSError as e:
+            raise UserError("cannot read the manifest %s: %s" % (where, e.strerror))
+        exec(code, {"module": module, "package": package, "include": include})
+
+    run(manifest_path(target, root))
+    return sorted(out)
+
+
+def check_targets(root=ROOT, sources=None):
+    """Every source file is in some target's manifest: a new module shipped by nobody would
+    only show as an ImportError on a shoe."""
+    sources = source_files(root) if sources is None else sources
+    shipped = set()
+    for target in TARGETS:
+        shipped.update(manifest_files(target, root, sources))
+    stray = sorted(set(sources) - shipped)
+    if stray:
+        raise UserError("%s in no target's manifest" % ", ".join(stray),
+                        hint="add it to firmware/targets/common.py (every shoe), pico.py or "
+                             "sim.py")
+
+
+def build_image(dest, march=None, root=ROOT, target=None):
+    """Lay out and compile target's firmware image in folder dest (created; what it held is
+    replaced): march "armv6m" for a Pico, None for the host's unix port; target (TARGETS)
+    defaults to "pico" for armv6m and to "sim" otherwise. Returns the image's files as sorted
+    relative paths ("/"-separated)."""
+    if target is None:
+        target = PICO if march == TARGETS[PICO] else SIM
+    sources = source_files(root)
+    check_targets(root, sources)
+    if os.path.isdir(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    for rel in manifest_files(target, root, sources):
+        src, to = sources[rel], os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(to), exist_ok=True)
+        if rel == "wire.py":
             with open(src, encoding="utf-8") as f:
                 text = device_wire(f.read())
-            with open(os.path.join(dest, to), "w", encoding="utf-8") as f:
+            with open(to, "w", encoding="utf-8") as f:
                 f.write(text)
         else:
-            shutil.copyfile(src, os.path.join(dest, to))
+            shutil.copyfile(src, to)
     compile_folder(dest, march)
     out = []
     for d, dirs, files in os.walk(dest):

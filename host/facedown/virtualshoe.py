@@ -35,7 +35,7 @@ import tempfile
 import time
 import weakref
 
-from .build import compile_folder
+from .build import SIM, compile_folder, manifest_files, source_files
 from .nullmodem import NullModem
 
 __all__ = ["VirtualShoe", "find_micropython", "default_sources", "REPO_ROOT"]
@@ -250,12 +250,10 @@ def find_micropython():
 
 
 def default_sources(root=REPO_ROOT):
-    """The default flash contents: (source, destination in flash, required) triples."""
-    return [
-        (os.path.join(root, "firmware"), "", True),
-        (os.path.join(root, "protocol", "wire.py"), "wire.py", False),
-        (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json", False),
-    ]
+    """The default flash contents: (source, destination in flash, required) triples, the
+    files the virtual shoe's manifest names (firmware/targets/sim.py)."""
+    sources = source_files(root)
+    return [(sources[rel], rel, True) for rel in manifest_files(SIM, root, sources)]
 
 
 def _kill_group(proc):

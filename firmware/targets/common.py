@@ -1,0 +1,23 @@
+# What every shoe's image ships, whatever its hardware face: the boot, the device, the link, the
+# journal and the rules engine. A manifest in micropython-lib's style (module(), package(),
+# include()), read by host/facedown/build.py (build_image, manifest_files); paths are the
+# image's: firmware/* at its root, protocol/wire.py as wire.py, hardware/pinmap.json as
+# pinmap.json. Every file of the firmware is in some target's manifest (the build refuses one
+# that is in none), and nothing here imports a module that a target leaves out
+# (tests/test_build.py).
+module("main.py")  # kept as source: the board boots it
+module("device.py")
+module("link.py")
+module("session.py")
+module("integrity.py")
+module("journal.py")
+module("recorder.py")
+module("audit.py")
+module("panel.py")
+module("wire.py")  # protocol/wire.py without its prose (build.device_wire)
+package("shoe")  # the rules engine: pure logic
+module("hal/__init__.py")
+module("hal/store.py")
+module("hal/reserve.py")
+module("hal/flashdev.py")  # RamFlash: a locked shoe's journal in RAM
+module("hal/motion.py")

@@ -1,0 +1,11 @@
+# The Raspberry Pi Pico's image (`facedown deploy` to a shoe, `facedown image`): the common
+# part and the rp2 hardware face, wired from the pin map. No simulator code: each module a
+# shoe holds costs its heap (docs/deploy.md, "RAM").
+include("common.py")
+module("hal/rp2.py")
+module("hal/rp2mech.py")
+module("hal/pins.py")
+module("hal/stepper_pio.py")
+module("hal/led_pio.py")
+module("hal/carousel_rp2.py")
+module("pinmap.json")

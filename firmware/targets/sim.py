@@ -1,0 +1,10 @@
+# The virtual shoe's image (MicroPython's unix port behind a pty: `facedown sim`, the tests):
+# the common part, the simulated mechanism and the scenario runner. The pin map gives the
+# simulator the hardware's timings (hal/simstops.py).
+include("common.py")
+module("hal/sim.py")
+module("hal/simmech.py")
+module("hal/simstops.py")
+module("hal/simcarousel.py")
+module("scenario.py")
+module("pinmap.json")
