@@ -7,7 +7,7 @@ import sys
 import time
 
 from . import view
-from .client import Client
+from .client import Client, ShoeError
 from .engine import firmware_imports, wire
 from .errors import UserError
 
@@ -22,12 +22,46 @@ def _seats(text):
         for part in text.split(","):
             if "-" in part:
                 a, b = part.split("-")
-                out.extend(range(int(a), int(b) + 1))
+                a, b = int(a), int(b)
+                if a > b:
+                    raise argparse.ArgumentTypeError(
+                        "%d-%d runs backwards: write the lower seat first (%d-%d)" % (a, b, b, a))
+                out.extend(range(a, b + 1))
             elif part.strip():
                 out.append(int(part))
     except ValueError:
         raise argparse.ArgumentTypeError("seats must look like 1-6,8 (not %r)" % text)
-    return out
+    if not out:
+        raise argparse.ArgumentTypeError("no seat in %r: seats look like 1-6,8" % text)
+    for s in out:
+        if not 1 <= s <= 10:
+            raise argparse.ArgumentTypeError("seat %d: seats are 1..10" % s)
+    if len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError("a seat is named twice in %r" % text)
+    return sorted(out)
+
+
+def _seat(text):
+    """A seat number 1..10 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a seat is a number 1..10, not %r" % text)
+    if not 1 <= n <= 10:
+        raise argparse.ArgumentTypeError("seats are 1..10, not %d" % n)
+    return n
+
+
+def _positive(text):
+    """A card number counted from 1 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %r" % text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("counts from 1 (1 = the first card the seat "
+                                         "received), not %d" % n)
+    return n
 
 
 def _value(text):
@@ -50,7 +84,9 @@ def add_command(sub):
                                   "gives it)")
     p.add_argument("--seats", type=_seats, help="occupied seats, e.g. 1-9 (needed unless the "
                                                 "profile gives them)")
-    p.add_argument("--button", type=int, default=None, help="the dealer button's seat")
+    p.add_argument("--button", type=_seat, default=None,
+                   help="the dealer button's seat, one of --seats (default: the profile's, "
+                        "else the highest seat; stud has none)")
     p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
                    help="override one house setting (repeatable; over the profile's)")
@@ -61,12 +97,12 @@ def add_command(sub):
     p.set_defaults(func=status)
 
     p = sub.add_parser("hand", help="start the next hand (the shoe shuffles)")
-    p.add_argument("--button", type=int, default=0,
+    p.add_argument("--button", type=_seat, default=0,
                    help="button seat (default: moves on; stays after a misdeal)")
     p.set_defaults(func=hand)
 
     p = sub.add_parser("deal", help="the initial deal (starts a hand if none is in progress)")
-    p.add_argument("--cards", type=int, default=0, help="only the next N cards of it")
+    p.add_argument("--cards", type=_positive, default=0, help="only the next N cards of it")
     p.set_defaults(func=deal)
 
     p = sub.add_parser("street", help="the next street: burn, then the board or stud cards")
@@ -78,14 +114,15 @@ def add_command(sub):
     p.set_defaults(func=draw)
 
     p = sub.add_parser("action", help="a betting action in turn")
-    p.add_argument("seat", type=int)
+    p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
     p.add_argument("what", choices=("exposed", "premature", "misdeal"))
-    p.add_argument("--seat", type=int, default=0, help="exposed: the seat")
-    p.add_argument("--card", type=int, default=0, help="exposed: which card (1 = first received)")
+    p.add_argument("--seat", type=_seat, default=0, help="exposed: the seat")
+    p.add_argument("--card", type=_positive, default=0,
+                   help="exposed: which card (1 = first received)")
     p.set_defaults(func=report)
 
     p = sub.add_parser("end", help="the hand is over")
@@ -200,9 +237,17 @@ def keys_command(args):
         if not names:
             print("no keys in %s" % folder)
         return 0
+    if not args.out:
+        raise UserError("keys derive needs --out FILE (where to write the %s key)" % args.role)
+    if not (args.device or args.key_file or os.environ.get(keys.ENV_KEY_FILE)
+            or os.environ.get(keys.ENV_KEY)):
+        raise UserError("keys derive needs the shoe's key: --device ID (its key in the key "
+                        "store) or --key-file FILE", hint="facedown keys list shows the store")
     key = keys.find_key(args.device, args.key_file)
-    if key is None or not args.out:
-        raise UserError("derive needs the shoe's key (--device ID or --key-file) and --out FILE")
+    if key is None:
+        raise UserError("no key for %s in the key store (%s)" % (
+            args.device, keys.keystore_path(args.device)),
+            hint="facedown keys list shows the shoes it holds; or give --key-file FILE")
     key.derive(args.role).save(args.out)
     print("%s key of %s written to %s" % (args.role, key.device or "the shoe", args.out))
     return 0
@@ -357,6 +402,10 @@ def config(args):
         if not 1 <= s <= 10:
             raise UserError("seat %d: seats are 1..10" % s)
         mask |= 1 << s
+    if button and button not in seats:
+        raise UserError("--button %d is not one of the seats (%s)" % (
+            button, ",".join(str(s) for s in seats)),
+            hint="the button is an occupied seat's, e.g. --button %d" % seats[-1])
     return run_shoe(args, lambda c: c.call("config", game, mask, button, rules,
                                            json.dumps(house, separators=(",", ":"))))
 
@@ -369,7 +418,11 @@ def deal(args):
     def go(c):
         table = c.status().get("table")
         if table is None or table["status"] != "dealing":
-            c.call("hand", 0)  # the last hand is over: the next one (the shoe shuffles)
+            try:  # the last hand is over: the next one (the shoe shuffles)
+                c.call("hand", 0)
+            except ShoeError as e:  # said as the user's command, not the one it sent
+                raise ShoeError(e.code, e.message.replace("hand needs", "deal needs", 1)
+                                if isinstance(e.message, str) else e.message, "deal", args.port)
         c.call("deal", args.cards)
     return run_shoe(args, go)
 
@@ -397,8 +450,15 @@ def action(args):
 
 def report(args):
     what = {"exposed": 1, "premature": 2, "misdeal": 3}[args.what]
-    if what == 1 and not (args.seat and args.card):
-        raise UserError("report exposed needs --seat and --card")
+    if what == 1:
+        missing = [f for f, v in (("--seat S", args.seat), ("--card K", args.card)) if not v]
+        if missing:
+            raise UserError("report exposed needs %s" % " and ".join(missing),
+                            hint="e.g. report exposed --seat 3 --card 1 (1 = the first card "
+                                 "the seat received)")
+    elif args.seat or args.card:
+        raise UserError("report %s takes no --seat or --card (they name an exposed card)"
+                        % args.what)
     return run_shoe(args, lambda c: c.call("report", what, args.seat, args.card))
 
 
