@@ -317,15 +317,7 @@ class Client:
                             hint="use that shoe's key file")
         rkey = key.for_role(number)
         self.session = None
-        (dnonce,) = self.call("challenge", number)
-        hnonce = os.urandom(W.NONCE)
-        when = int(time.time())
-        proof = K.login_proof(rkey, number, device, dnonce, hnonce, when)
-        dproof, session_no = self.call("login", hnonce, proof, when)
-        if not K.check_device_proof(rkey, dnonce, hnonce, dproof):
-            raise UserError("the shoe on %s did not prove it holds the key: it is not %s" % (
-                self.path, device), hint="check which shoe is on this port")
-        self.session = K.Session(device, role, K.session_key(rkey, dnonce, hnonce), session_no)
+        self.session = K.open_session(self.call, rkey, role, device, self.path)
         if keep:
             self.credentials = (key, role)
         return self.session

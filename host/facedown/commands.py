@@ -177,19 +177,27 @@ def connect(args, backlog=False, on_event=None, catalogue=False):
     (if any) for this port and shoe; no new login (the commands run as the role logged in)."""
     from .client import connect as open_client
 
+    from . import served
+
     if not args.port:
         raise UserError("this command talks to a shoe: give --port PORT",
                         hint="`facedown sim` starts a virtual shoe and prints its port")
+    remote = served.connect(args.port, backlog=backlog, on_event=on_event)
+    if remote is not None:  # `facedown serve` owns the port: through it
+        return remote
     return open_client(args.port, backlog=backlog, stored=True, find=False, catalogue=catalogue,
                        on_event=on_event)
 
 
 def login(args):
-    from . import keys
+    from . import keys, served
 
-    client = Client(args.port).open() if args.port else None
-    if client is None:
+    if not args.port:
         raise UserError("login talks to a shoe: give --port PORT")
+    remote = served.connect(args.port, stored=False)
+    if remote is not None:
+        return served.login_command(remote, args)
+    client = Client(args.port).open()
     try:
         info = client.identify()
         key = keys.find_key(info["device_id"], args.key_file)
@@ -210,14 +218,17 @@ def login(args):
 def logout(args):
     from . import keys
 
+    from . import served
+
     client = connect(args)
     try:
-        if client.session is None:
+        if client.session is None and getattr(client, "role", "public") == "public":
             print("no session open on %s" % args.port)
             return 0
         client.logout()
     finally:
         keys.drop_session(args.port)
+        served.drop_token(args.port)
         client.close()
     print("session closed")
     return 0
@@ -513,7 +524,7 @@ def watch(args):
         table = st.get("table")
         # without a table session the down cards are hidden: the table is read again after
         # each event instead of followed card by card
-        state["blind"] = client.session is None
+        state["blind"] = not getattr(client, "sees_down_cards", client.session is not None)
         state["mirror"] = Mirror.from_record(table) if table and not state["blind"] else None
         state["table"] = table
 
