@@ -46,7 +46,9 @@ class ShoeError(UserError):
         if code == W.DENIED:
             if command.startswith("sim_"):
                 return "%s works on a virtual shoe only, in a maintenance session" % command
-            role = "maintenance" if "maintenance" in text else "table"
+            if " needs a " not in text:
+                return None
+            role = "maintenance" if "needs a maintenance" in text else "table"
             return "open a %s session first: %slogin --role %s" % (role, on, role)
         if code == W.SESSION:
             return "log in again: %slogin" % on
@@ -75,6 +77,7 @@ class Client:
         self.timeout = timeout           # give up on a command after this long
         self.on_event = on_event         # on_event(number, hand, entry)
         self.ser = None
+        self.lock = None                 # portlock.Lock while the port is open
         self.dec = W.Decoder()
         self.seq = 0
         self.rto = W.Rto()
@@ -98,6 +101,10 @@ class Client:
     # ------------------------------------------------------------------ line
 
     def open(self):
+        from . import portlock
+
+        if self.lock is None:  # one process per port ("PORT is in use by pid N")
+            self.lock = portlock.hold(self.path)
         try:
             self.ser = serial.Serial(self.path, self.baud, timeout=0, write_timeout=2)
         except (serial.SerialException, OSError) as e:
@@ -105,10 +112,16 @@ class Client:
                            hint="check the port (facedown sim prints a virtual shoe's port)")
         return self
 
-    def close(self):
+    def _close_port(self):
         if self.ser is not None:
             self.ser.close()
             self.ser = None
+
+    def close(self):
+        self._close_port()
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def __enter__(self):
         return self.open()
@@ -118,7 +131,7 @@ class Client:
 
     def _reopen(self):
         self.stats["reconnects"] += 1
-        self.close()
+        self._close_port()  # (the port stays this process's meanwhile)
         time.sleep(0.05)
         try:
             self.open()
@@ -239,6 +252,7 @@ class Client:
         body = W.encode_command(name, args)
         cid = W.command_id(name)
         relogged = False
+        reconnects = self.stats["reconnects"]
         while True:
             session = self.session if name not in PUBLIC_HANDSHAKE else None
             frame = session.frame_body(seq, body) if session is not None else body
@@ -259,10 +273,29 @@ class Client:
                 self.login(*self.credentials)
                 continue
             if code != W.OK:
+                if self.stats["reconnects"] != reconnects:
+                    self._same_shoe(name)
                 raise ShoeError(code, values, name, self.path)
             return values
 
     LIMIT = 12  # a command the shoe keeps talking through gives up after timeout * LIMIT
+
+    def _same_shoe(self, name):
+        """After the port went away and came back: is the same shoe there? (A pseudo-terminal's
+        name, or a USB port's, can come back on another device.) LinkDown if not."""
+        if self.info is None or name in PUBLIC_HANDSHAKE:
+            return
+        known = self.info
+        try:
+            now = self.identify()["device_id"]
+        except UserError:
+            now = None
+        finally:
+            self.info = known
+        if now != known["device_id"]:
+            raise LinkDown("the shoe on %s does not answer (%s): the port went away%s" % (
+                self.path, name, ", and another device (%s) answers there now" % now
+                if now else ""), hint="check which shoe is on %s" % self.path)
 
     def _exchange(self, ftype, seq, body, name):
         start = time.monotonic()

@@ -3,11 +3,12 @@ Each prints what the shoe answered (the table after a dealing command)."""
 
 import argparse
 import json
+import os
 import sys
 import time
 
 from . import view
-from .client import Client, ShoeError
+from .client import Client, LinkDown, ShoeError
 from .engine import firmware_imports, wire
 from .errors import UserError
 
@@ -90,6 +91,7 @@ def add_command(sub):
     p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
                    help="override one house setting (repeatable; over the profile's)")
+    p.add_argument("--json", action="store_true", help="the shoe's status afterwards, as JSON")
     p.set_defaults(func=config)
 
     p = sub.add_parser("status", help="the table as the shoe knows it")
@@ -113,7 +115,9 @@ def add_command(sub):
                    help="a seat's discards, e.g. 3:2c,7d (repeatable; seats not named stand pat)")
     p.set_defaults(func=draw)
 
-    p = sub.add_parser("action", help="a betting action in turn")
+    text = ("a betting action, reported as it happens: the shoe counts it toward the misdeal "
+            "window and the missing-card procedures (it does not check the order of play yet)")
+    p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
     p.set_defaults(func=action)
@@ -185,8 +189,43 @@ def connect(args, backlog=False, on_event=None, catalogue=False):
     remote = served.connect(args.port, backlog=backlog, on_event=on_event)
     if remote is not None:  # `facedown serve` owns the port: through it
         return remote
-    return open_client(args.port, backlog=backlog, stored=True, find=False, catalogue=catalogue,
-                       on_event=on_event)
+    client = open_client(args.port, backlog=backlog, stored=True, find=False,
+                         catalogue=catalogue, on_event=on_event)
+    _unanswered_note(args.port)
+    return client
+
+
+def _unanswered_path(port):
+    from . import keys
+
+    return keys.session_path(port)[:-len(".json")] + ".unanswered"
+
+
+def _unanswered(port, command):
+    """A command that got no answer: the next command on this port says so (the shoe may have
+    carried it out, in part, before it stopped answering)."""
+    from . import keys
+
+    path = _unanswered_path(port)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"command": command, "time": time.time()}, f)
+    return path
+
+
+def _unanswered_note(port):
+    path = _unanswered_path(port)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        os.remove(path)
+    except (OSError, ValueError):
+        return
+    print("facedown: note: `%s` (sent %s) got no answer: the shoe may have carried it out in "
+          "part before it stopped; the table it shows now is below (a deal or street it shows "
+          "incomplete is finished by sending it again)" % (
+              d.get("command"), time.strftime("%H:%M:%S", time.localtime(d.get("time", 0)))),
+          file=sys.stderr)
 
 
 def login(args):
@@ -324,7 +363,20 @@ def telemetry(args):
     return 0
 
 
-def show(client, args):
+def config_line(cfg):
+    """The configuration a shoe holds, as one line: game, seats, button, rulebook, overrides."""
+    seats = ",".join(str(x) for x in cfg["seats"])
+    house = cfg.get("house") or {}
+    return "%s, seats %s, %s, %s, %s" % (
+        cfg["game"], seats, "button %s" % cfg["button"] if cfg.get("button") else "no button",
+        view.RULES.get(cfg["rules"], cfg["rules"]),
+        "house " + ", ".join("%s=%s" % (k, json.dumps(v) if isinstance(v, bool) else v)
+                             for k, v in sorted(house.items())) if house
+        else "no house overrides")
+
+
+def show(client, args, before=None):
+    """The table after a command (before: the status before it, to name what it did)."""
     st = client.status()
     if getattr(args, "json", False):
         print(json.dumps(st, indent=1))
@@ -333,12 +385,26 @@ def show(client, args):
     if table is None:
         cfg = st.get("config")
         print("hand %d: no hand in progress%s" % (st["hand"], "" if cfg is None else
-                                                   " (%s, seats %s)" % (cfg["game"], cfg["seats"])))
+                                                   " (%s)" % config_line(cfg)))
         return 0
     print("hand %d" % st["hand"])
     print(view.render(table))
     if st.get("fault"):
         print(stopped_line(st["fault"]))
+    if before is not None:
+        was = before.get("table") if before.get("hand") == st["hand"] else None
+        old = len(was.get("procedures") or []) if was else 0
+        new = view.procedure_refs(table, old)
+        status = table["status"]
+        changed = was is not None and was["status"] != status
+        what = " ".join(str(x) for x in [args.command] + [
+            getattr(args, k) for k in ("what", "seat", "kind") if getattr(args, k, None)])
+        if new:
+            print("%s: the shoe applied %s" % (what, "; ".join(
+                "%s (%s)" % (p, r) for p, r in view.procedure_refs(table, old))))
+        if changed and status != "dealing":
+            print("%s: hand %d is %s%s" % (what, st["hand"], status.upper(),
+                                          ": " + table["reason"] if table.get("reason") else ""))
     return 0
 
 
@@ -364,8 +430,18 @@ def status(args):
 def run_shoe(args, fn):
     client = connect(args)
     try:
-        fn(client)
-        return show(client, args)
+        moves = args.command in Client.MOVES or args.command == "action"
+        before = client.status() if moves and not getattr(args, "json", False) else None
+        try:
+            fn(client)
+        except LinkDown as e:
+            if args.command in Client.MOVES or args.command == "action":
+                _unanswered(args.port, args.command)
+                raise LinkDown("%s: it may have carried out part of %s before it stopped" % (
+                    e, args.command), hint="once it answers again, `facedown --port %s status` "
+                                           "shows what it did" % args.port)
+            raise
+        return show(client, args, before)
     finally:
         client.close()
 
@@ -417,8 +493,20 @@ def config(args):
         raise UserError("--button %d is not one of the seats (%s)" % (
             button, ",".join(str(s) for s in seats)),
             hint="the button is an occupied seat's, e.g. --button %d" % seats[-1])
-    return run_shoe(args, lambda c: c.call("config", game, mask, button, rules,
-                                           json.dumps(house, separators=(",", ":"))))
+    client = connect(args)
+    try:
+        client.call("config", game, mask, button, rules, json.dumps(house, separators=(",", ":")))
+        st = client.status()
+    finally:
+        client.close()
+    if args.json:
+        print(json.dumps(st, indent=1))
+        return 0
+    print("configured %s: %s%s" % (args.port, config_line(st["config"]),
+                                   " (profile %s)" % args.profile if args.profile else ""))
+    print("the next hand is %d: `facedown --port %s deal` starts it" % (st["hand"] + 1,
+                                                                         args.port))
+    return 0
 
 
 def hand(args):
