@@ -347,15 +347,24 @@ def _safe(url):
     return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
-class LedgerSink:
-    """The server's sink: live events (masked) committed as they come, with the saved marker
-    (saved(), what the server may acknowledge to the shoe); each finished hand's full record
-    in one transaction once it has ended. A writer thread does the commits, so the line never
-    waits on the disk. (Holding the shoe's ACKs until a hand's end instead would keep a whole
-    hand in go-back-N retransmission: the table would wait on its own events.)"""
+def choose_epoch(last_epoch, saved, boots, info):
+    """The boot epoch of a shoe's events: with a journal the numbering goes on across boots,
+    so the epoch stays the last one while the shoe's numbers are past what is saved; without
+    one, or when the numbers restarted, it is the shoe's boot count."""
+    journal = "CAP_JOURNAL" in info.get("info", {}).get("capabilities", ())
+    if last_epoch is None or not journal or info.get("next", 1) <= saved:
+        return boots
+    return last_epoch
 
-    def __init__(self, ledger, name=None):
-        self.ledger = ledger
+
+class HandSink:
+    """What a server's sink does with the shoe's events, whatever keeps them: live events
+    (masked) go on at once, each hand's full entries are gathered and go once the hand has
+    ended (with the game, rules, house settings and button). A writer thread does the work,
+    so the line never waits. Subclasses: _live(events), _hand(hand, entries, meta),
+    saved(), _open(shoe, boots, info) -> epoch."""
+
+    def __init__(self, name=None):
         self.name = name
         self.shoe = None
         self.epoch = 0
@@ -367,31 +376,27 @@ class LedgerSink:
         self.cv = threading.Condition()
         self.stop = False
         self.dups = 0
-        self.latency = []      # seconds from arrival to commit, live events
+        self.latency = []      # seconds from arrival to commit (or publication), live events
         self.thread = None
+        self.errors = ()
 
     def start(self, shoe, boots, info):
         self.shoe = shoe
-        epoch, saved = self.ledger.last_epoch(shoe)
-        journal = "CAP_JOURNAL" in info.get("info", {}).get("capabilities", ())
-        # the numbering goes on across boots with a journal: the same epoch while the shoe's
-        # numbers are past what the ledger has; a new one when they restarted
-        if epoch is None or not journal or info.get("next", 1) <= saved:
-            epoch = boots
-        self.epoch = epoch
-        self.upto = self.closed = self.ledger.saved(shoe, epoch)
-        if self.name:
-            self.ledger.set_names(shoe, self.name)
-        self.thread = threading.Thread(target=self._write, daemon=True, name="ledger")
+        self.epoch = self._open(shoe, boots, info)
+        self.closed = self.saved()
+        self.thread = threading.Thread(target=self._write, daemon=True, name="sink")
         self.thread.start()
-        return epoch
+        return self.epoch
 
     def configure(self, config, button=None, hand=None):
         if config:
             self.config = config
-            self.ledger.set_config(self.shoe, config)
+            self._config(config)
         if hand is not None and button is not None:
             self.buttons[hand] = button
+
+    def _config(self, config):
+        pass
 
     def offer(self, number, hand, entry, t):
         from .serve import mask
@@ -401,7 +406,7 @@ class LedgerSink:
         with self.cv:
             if self.cur is not None and self.cur[0] != hand:
                 self._close("void")  # a new hand began without the old one's end: as it was
-            if self.cur is None:  # whole if it follows the last saved hand (or is the first)
+            if self.cur is None:  # whole if it follows the last hand seen (or is the first)
                 self.cur = [hand, [], number not in (1, self.closed + 1)]
             self.cur[1].append((number, entry[0], entry[1], entry[2], entry[3], t))
             self.pending.append(("event", (number, hand) + tuple(mask(entry)) + (t,)))
@@ -428,7 +433,7 @@ class LedgerSink:
                 batch, self.pending = self.pending, []
             try:
                 rest = self._commit(batch)
-            except self.ledger.errors as e:  # the database is away: keep all, try again
+            except self.errors as e:  # the database is away: keep all, try again
                 print("ledger: %s; retrying" % str(e).strip().splitlines()[0], flush=True)
                 rest = batch
                 time.sleep(1)
@@ -438,7 +443,7 @@ class LedgerSink:
                 time.sleep(0.02)
 
     def _commit(self, batch):
-        """Commit the batch in order; returns what must wait (from a hand whose button has
+        """Hand on the batch in order; returns what must wait (from a hand whose button has
         not been read yet on: the server reads it right after the command that started the
         hand)."""
         events = []
@@ -453,22 +458,16 @@ class LedgerSink:
             self._events(events)
             events = []
             meta["button"] = self.buttons.pop(hand, None)
-            self.ledger.add_hand(self.shoe, self.epoch, hand, entries, meta)
+            self._hand(hand, entries, meta)
         self._events(events)
         return []
 
     def _events(self, events):
         if events:
-            # (the events come in order with no gap: the server's client sees to it)
-            upto = max(self.upto, events[-1][0])
-            self.dups += self.ledger.add_events(self.shoe, self.epoch, events, saved=upto)
-            self.upto = upto
+            self._live(list(events))
             now = time.time()
             self.latency.extend(now - e[-1] for e in events)
             del events[:]
-
-    def saved(self):
-        return self.upto
 
     def close(self):
         with self.cv:
@@ -476,6 +475,44 @@ class LedgerSink:
             self.cv.notify()
         if self.thread is not None:
             self.thread.join(10)
+
+
+class LedgerSink(HandSink):
+    """The server's own ledger (SQLite by default): live events (masked) committed with the
+    saved marker (saved(): what the server may acknowledge to the shoe), each finished hand's
+    full record in one transaction. (Holding the shoe's ACKs until a hand's end instead would
+    keep a whole hand in go-back-N retransmission: the table would wait on its own events.)"""
+
+    def __init__(self, ledger, name=None):
+        HandSink.__init__(self, name)
+        self.ledger = ledger
+        self.errors = ledger.errors
+
+    def _open(self, shoe, boots, info):
+        last, saved = self.ledger.last_epoch(shoe)
+        epoch = choose_epoch(last, saved, boots, info)
+        self.upto = self.ledger.saved(shoe, epoch)
+        if self.name:
+            self.ledger.set_names(shoe, self.name)
+        return epoch
+
+    def _config(self, config):
+        self.ledger.set_config(self.shoe, config)
+
+    def _live(self, events):
+        # (the events come in order with no gap: the server's client sees to it)
+        upto = max(self.upto, events[-1][0])
+        self.dups += self.ledger.add_events(self.shoe, self.epoch, events, saved=upto)
+        self.upto = upto
+
+    def _hand(self, hand, entries, meta):
+        self.ledger.add_hand(self.shoe, self.epoch, hand, entries, meta)
+
+    def saved(self):
+        return self.upto
+
+    def close(self):
+        HandSink.close(self)
         self.ledger.close()
 
 

@@ -189,6 +189,7 @@ class Server:
         first, nxt = c.call("resume", frm)
         c.last_event = min(max(frm, first), nxt) - 1
         self.last_ack = c.last_event
+        self.sink.base = c.last_event + 1
 
     def _hand_info(self, c, hand):
         """The configuration and the button (public: no card) for the sink's hand records."""
@@ -197,6 +198,8 @@ class Server:
             st = self._as(c, False, c.status)
             configure(st.get("config"), (st.get("table") or {}).get("button"),
                       hand if hand is not None else st.get("hand"))
+            if hasattr(self.sink, "status_from"):
+                self.sink.status_from(st)
 
     def _telemetry(self):
         from .commands import read_chunks
@@ -653,6 +656,11 @@ def add_command(sub):
                         "postgresql://... , or 'off' (events acknowledged on arrival)")
     p.add_argument("--mqtt", default=None, metavar="HOST:PORT",
                    help="publish to the room's MQTT broker (the room's ledger acknowledges)")
+    p.add_argument("--mqtt-password-file", metavar="FILE",
+                   help="this shoe's broker password (its user is the shoe's id; "
+                        "docs/room.md); default $FACEDOWN_MQTT_PASSWORD")
+    p.add_argument("--table", default=None, help="the table's name on the floor page")
+    p.add_argument("--dealer", default=None, help="the dealer's name on the floor page")
     p.add_argument("--name", default=None, help="the shoe's name in the room (default: its id)")
     p.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
     p.set_defaults(func=run)
@@ -710,6 +718,23 @@ def run(args):
 
 
 def make_sink(args, device):
+    if args.mqtt:
+        from .broker import user_name
+        from .mqtt import MqttSink
+
+        host, port = _http_address(args.mqtt)
+        password = os.environ.get("FACEDOWN_MQTT_PASSWORD")
+        if args.mqtt_password_file:
+            try:
+                with open(args.mqtt_password_file) as f:
+                    password = f.read().strip()
+            except OSError as e:
+                raise UserError("cannot read %s: %s" % (args.mqtt_password_file, e.strerror))
+        if not password:
+            raise UserError("the broker needs this shoe's password",
+                            hint="--mqtt-password-file FILE or $FACEDOWN_MQTT_PASSWORD")
+        return MqttSink(host, port, user_name(device), password, name=args.name,
+                        table=args.table, dealer=args.dealer)
     if args.ledger == "off":
         return NullSink()
     from .ledger import Ledger, LedgerSink
