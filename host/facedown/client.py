@@ -79,7 +79,10 @@ class Client:
         self.ser = None
         self.lock = None                 # portlock.Lock while the port is open
         self.dec = W.Decoder()
-        self.seq = 0
+        # A random first SEQ (as TCP's initial sequence number): a reply still on the line
+        # for an earlier process's command (a retransmitted frame the shoe answered after that
+        # process had gone) does not match this client's commands.
+        self.seq = int.from_bytes(os.urandom(2), "little") % 0xFFFF
         self.rto = W.Rto()
         self.replies = {}
         self.last_event = 0              # highest event number received with no gap
@@ -107,6 +110,7 @@ class Client:
             self.lock = portlock.hold(self.path)
         try:
             self.ser = serial.Serial(self.path, self.baud, timeout=0, write_timeout=2)
+            self.ser.reset_input_buffer()  # what an earlier process left unread is not ours
         except (serial.SerialException, OSError) as e:
             raise LinkDown("cannot open %s: %s" % (self.path, e),
                            hint="check the port (facedown sim prints a virtual shoe's port)")
@@ -303,6 +307,7 @@ class Client:
         rto = self.rto.rto / 1000.0
         if name in self.MOVES:  # the shoe may be moving cards (and writing flash) first
             rto = max(rto, self.MOVE_WAIT)
+        self.replies.pop(seq, None)  # a late reply to an earlier use of this SEQ is not this one's
         while True:
             self._write(ftype, seq, body)
             tries += 1
