@@ -15,11 +15,15 @@ from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
 from shoe.faults import MechanismFault, JAM
-from hal.simmech import SimMech, AT_FAULTS, STOPS, UNTIL_CLEARED, FOREIGN, DUPLICATE, NO_BURN
+from hal.simmech import (SimMech, AT_FAULTS, STOPS, UNTIL_CLEARED, FOREIGN, DUPLICATE, NO_BURN,
+                         NOTICED_AT_ONCE, NOTICED_TURNED)
 
 TOP_KEYS = ("game", "rules", "house", "seats", "button", "deck", "seed", "steps",
             "title", "description", "expect", "expect_error", "sim_only")
 FAULTS = AT_FAULTS + (NO_BURN, "jam", "power_cut") + tuple(k for k in STOPS if k != JAM)
+
+
+_DETECTED = {"at_once": NOTICED_AT_ONCE, "turned": NOTICED_TURNED}
 
 
 class ScenarioError(Exception):
@@ -153,8 +157,13 @@ def _check_step(step, n, game, deck_kind, seats):
             if not isinstance(mixed, list) or [m for m in mixed if m not in ("muck", "burns")]:
                 raise ScenarioError("%s: mixed_with takes \"muck\" and/or \"burns\"" % where)
             return ("jam", mixed, bool(step.get("order_kept", False)))
-        if kind == NO_BURN:
-            return ("fault", kind, 0, 0)
+        if kind == NO_BURN:  # "detected": when the table notices (RRoP Hold'em 4's two cases)
+            seen = step.get("detected", "at_once")
+            if seen not in _DETECTED:
+                raise ScenarioError("%s: detected is \"at_once\" (before the flop is turned, the "
+                                    "default) or \"turned\" (after it was turned), not %r" % (
+                                        where, seen))
+            return ("fault", kind, 0, _DETECTED[seen])
         if kind == "power_cut":
             n = step.get("after_writes", 0)
             if not _int(n) or n < 0:
