@@ -75,6 +75,9 @@ def check(scn):
                 raise ScenarioError("deck card %d: %s is not in the %s deck" % (
                     i + 1, deck[i], game))
             order.append(code)
+    if kind != G.STUD and "button" not in scn:
+        raise ScenarioError("%s needs \"button\": the dealer button's seat (one of seats)"
+                            % game)
     seed = scn.get("seed")
     if seed is not None and not _int(seed):
         raise ScenarioError("seed must be an integer")

@@ -271,6 +271,9 @@ def _finalize(state):
     modem = state.get("modem_owned")
     if modem is not None:
         modem.close()
+    lock = state.pop("flash_lock", None)
+    if lock is not None:
+        lock.release()
     tmp = state.get("tmpdir")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -350,7 +353,13 @@ class VirtualShoe:
                 self._state["tmpdir"] = self.flash
         else:
             self.flash = os.path.abspath(flash)
+            if os.path.exists(self.flash) and not os.path.isdir(self.flash):
+                raise NotADirectoryError("the flash folder %s is a file" % self.flash)
             os.makedirs(self.flash, exist_ok=True)
+            from .portlock import hold
+
+            # one shoe per flash folder: a second would share its device id and journal
+            self._state["flash_lock"] = hold(self.flash, "flash")
         self._finalizer = weakref.finalize(self, _finalize, self._state)
         try:
             if littlefs:  # a fresh Pico: only the boot stub, outside its filesystem
