@@ -8,7 +8,8 @@ from . import __version__
 from .errors import UserError
 
 # Each module here has add_command(subparsers); its parser sets `func(args) -> int`.
-COMMAND_MODULES = ("replay", "demo", "pots", "sim", "commands", "profiles", "history", "serve",
+COMMAND_MODULES = ("replay", "demo", "pots", "sim", "commands", "profiles", "history",
+                   "serve", "ledger",
                    "deploy", "certify")
 # The commands that never talk to a shoe: every other one takes --port (before or after its
 # name, as --debug).

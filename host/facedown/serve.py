@@ -157,6 +157,7 @@ class Server:
         self.client = None
         self.info = None
         self.epoch = 0
+        self.hand_seen = None
         self.counts = collections.Counter()
         self.last_ack = 0
         self.t_ping = 0.0
@@ -180,7 +181,22 @@ class Server:
         _hand, nxt, _chunk = c.call("status", 0xFFFF)
         self.epoch = self.sink.start(self.info["device_id"], boots, {"next": nxt, "info":
                                                                       self.info}) or boots
-        c.attach(backlog=True)  # every event the shoe holds: the sink drops what it has
+        self._hand_info(c, None)
+        # the stream from the first event the sink has not saved (a new ledger: all the shoe
+        # still keeps); the sink drops by key any it has
+        frm = min(self.sink.saved() + 1, 0xFFFFFFFF)
+        c.call("ping", 0, seq=0)
+        first, nxt = c.call("resume", frm)
+        c.last_event = min(max(frm, first), nxt) - 1
+        self.last_ack = c.last_event
+
+    def _hand_info(self, c, hand):
+        """The configuration and the button (public: no card) for the sink's hand records."""
+        configure = getattr(self.sink, "configure", None)
+        if configure is not None:
+            st = self._as(c, False, c.status)
+            configure(st.get("config"), (st.get("table") or {}).get("button"),
+                      hand if hand is not None else st.get("hand"))
 
     def _telemetry(self):
         from .commands import read_chunks
@@ -195,6 +211,9 @@ class Server:
         entry = bytes(entry)
         self.counts["events"] += 1
         self.backlog.append((number, hand, entry))
+        if hand != self.hand_seen:
+            self.hand_seen = hand
+            self.jobs.put(lambda: self._hand_info(self.client, hand))
         self.sink.offer(number, hand, entry, t)
         masked = mask(entry)
         for conn in list(self.conns):
@@ -216,6 +235,7 @@ class Server:
             except queue.Empty:
                 job = None
             if job is not None:
+                self._flush_ack()  # (a new hand needs the old ones acknowledged)
                 self._run(job)
                 continue
             try:
@@ -226,12 +246,16 @@ class Server:
             except ShoeError as e:
                 self.log("serve: %s" % e)
 
-    def _housekeeping(self):
+    def _flush_ack(self):
         c = self.client
-        saved = self.sink.saved()
-        if saved > self.last_ack and saved <= c.last_event:
+        saved = min(self.sink.saved(), c.last_event)
+        if saved > self.last_ack:
             self.last_ack = saved
             c._write(W.ACK, 0, W.encode_ack(saved))
+
+    def _housekeeping(self):
+        c = self.client
+        self._flush_ack()
         now = time.monotonic()
         if self.maint is not None and now - self.maint > MAINT_IDLE:
             self._end_maintenance("unused for %d minutes" % (MAINT_IDLE // 60))
@@ -249,6 +273,7 @@ class Server:
         if self.key is not None:
             self.client.login(self.key, "table")
             self.client.resume()
+        self._hand_info(self.client, None)  # (a new configuration, perhaps)
 
     def submit(self, fn, conn=None):
         """Run fn(client) on the line thread; wait for its result (or its exception)."""
@@ -270,7 +295,10 @@ class Server:
         return box["value"]
 
     def _run(self, job):
-        job()
+        try:
+            job()
+        except (ShoeError, LinkDown) as e:  # (a job of the server's own; the clients'
+            self.log("serve: %s" % e)        # report theirs)
 
     # ------------------------------------------------------------------ requests
 
@@ -684,4 +712,6 @@ def run(args):
 def make_sink(args, device):
     if args.ledger == "off":
         return NullSink()
-    return NullSink()
+    from .ledger import Ledger, LedgerSink
+
+    return LedgerSink(Ledger(args.ledger), name=args.name)
