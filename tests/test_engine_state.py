@@ -31,7 +31,7 @@ from shoe.rng import SeededRandom
 from shoe.faults import MechanismFault
 from shoe.zones import STUB, NOWHERE, SEAT0, OP_FAULT
 import scenario
-from hal.simmech import SimMech, AT_FAULTS, STOPS
+from hal.simmech import SimMech, AT_FAULTS, STOPS, NOTICED_AT_ONCE, NOTICED_TURNED
 from burnwatch import BurnWatch
 
 GAMES = sorted(G.GAMES)
@@ -237,8 +237,11 @@ class EngineMachine(RuleBasedStateMachine):
             if self.mech.pending() >= 2:
                 return
             at = 1 if what == "double_feed_burn" else data.draw(st.integers(1, 4))
-            self.mech.arm("no_burn" if what == "no_burn" else
-                          "boxed" if what == "boxed" else "double_feed", at, 0)
+            if what == "no_burn":  # noticed at once, or only after the flop was turned
+                self.mech.arm("no_burn", 0, data.draw(st.sampled_from([NOTICED_AT_ONCE,
+                                                                        NOTICED_TURNED])))
+            else:
+                self.mech.arm("boxed" if what == "boxed" else "double_feed", at, 0)
             self.play_on(data)
         elif what == "exposed_deal":  # a hole card exposed while the deal goes on
             self.attempt(h.deal, data.draw(st.integers(1, 4)))

@@ -158,6 +158,8 @@ def composed_scenario(r):
             step = {"do": "fault", "kind": what}
             if what != "no_burn":  # (a draw without discards feeds only its burn)
                 step["at"] = 1 if kind == G.DRAW else r.randint(1, 2)
+            elif r.random() < 0.5:
+                step["detected"] = "turned"
             steps.append(step)
             street()
         elif what == "jam":
