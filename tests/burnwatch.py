@@ -39,13 +39,12 @@ class BurnWatch:
         self.procs = []          # procedure ids in order, for the pairs
         self.kind = None
 
-    def follow(self, hand):
-        """The hand was rebuilt (power cut): same log, read on from where we were."""
-        self.hand = hand
-
-    def after(self, op):
+    def after(self, op, hand=None):
         """Read what operation `op` (deal, street, draw, action, expose, premature, jam, ...)
-        logged; raise BurnViolation if a street now has two burns."""
+        logged (hand: the hand, if it was rebuilt since); raise BurnViolation if a street now
+        has two burns."""
+        if hand is not None:
+            self.hand = hand
         h = self.hand
         entries = log_entries(h, self.pos)
         self.pos = len(h.z.log) // 4

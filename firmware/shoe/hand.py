@@ -774,6 +774,19 @@ class Hand:
 
     def _no_burn_flop(self, before):
         board = self.z.board
+        if self.house["no_burn_flop"] == "restore" and self.burn_for[1] == B_NOBURN_SEEN:
+            # RRoP Hold'em 4, cards exposed: take the flop back, shuffle it into the stub, cut,
+            # burn, a new flop. The burn that went to the board is back in the stub: the flop
+            # still owes its one burn.
+            self._proc("no-burn-reshuffle")
+            self._gather(board[before:])
+            self._reshuffle(MIX_STUB)
+            self.burn_for[1] = B_OWED
+            self.last_street = []
+            self.partial_want = before + 3
+            self.partial = P_BURN
+            self._finish_street()
+            return
         if self.house["no_burn_flop"] == "scramble":
             self._proc("no-burn-scramble")
             k = self.rng.below(3)

@@ -78,8 +78,12 @@ class Client:
         self.on_event = on_event         # on_event(number, hand, entry)
         self.ser = None
         self.lock = None                 # portlock.Lock while the port is open
+        self.waiting = None              # seq of the command awaiting its reply
         self.dec = W.Decoder()
-        self.seq = 0
+        # A random first SEQ (as TCP's initial sequence number): a reply still on the line
+        # for an earlier process's command (a retransmitted frame the shoe answered after that
+        # process had gone) does not match this client's commands.
+        self.seq = int.from_bytes(os.urandom(2), "little") % 0xFFFF
         self.rto = W.Rto()
         self.replies = {}
         self.last_event = 0              # highest event number received with no gap
@@ -107,6 +111,7 @@ class Client:
             self.lock = portlock.hold(self.path)
         try:
             self.ser = serial.Serial(self.path, self.baud, timeout=0, write_timeout=2)
+            self.ser.reset_input_buffer()  # what an earlier host left unread is not for us
         except (serial.SerialException, OSError) as e:
             raise LinkDown("cannot open %s: %s" % (self.path, e),
                            hint="check the port (facedown sim prints a virtual shoe's port)")
@@ -200,7 +205,13 @@ class Client:
         if ftype == W.NAK:
             self.nak = True
         elif ftype == W.REPLY:
-            self.replies[seq] = body
+            # one command at a time: a reply for any other seq is stale (a duplicate of an
+            # earlier retry, or one left in the line by the previous host on this port) and
+            # would be taken for a later command of the same number
+            if seq == self.waiting:
+                self.replies[seq] = body
+            else:
+                self.stats["stale_replies"] = self.stats.get("stale_replies", 0) + 1
         elif ftype == W.EVENT:
             try:
                 first, hand, entries = W.decode_events(body)
@@ -299,6 +310,14 @@ class Client:
 
     def _exchange(self, ftype, seq, body, name):
         start = time.monotonic()
+        self.replies.pop(seq, None)
+        self.waiting = seq
+        try:
+            return self._exchange_wait(ftype, seq, body, name, start)
+        finally:
+            self.waiting = None
+
+    def _exchange_wait(self, ftype, seq, body, name, start):
         tries = 0
         rto = self.rto.rto / 1000.0
         if name in self.MOVES:  # the shoe may be moving cards (and writing flash) first
