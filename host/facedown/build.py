@@ -188,19 +188,17 @@ def check_targets(root=ROOT, sources=None):
                              "sim.py")
 
 
-def build_image(dest, march=None, root=ROOT, target=None):
-    """Lay out and compile target's firmware image in folder dest (created; what it held is
-    replaced): march "armv6m" for a Pico, None for the host's unix port; target (TARGETS)
-    defaults to "pico" for armv6m and to "sim" otherwise. Returns the image's files as sorted
-    relative paths ("/"-separated)."""
+def lay_out(dest, root=ROOT, target=None, march=None):
+    """Copy what target's image holds (its manifest's files) into folder dest, over what it
+    holds (wire.py as device_wire makes it), uncompiled: the one layout facedown image, deploy
+    and the virtual shoe share (so a virtual shoe's files hash as a built image's). target
+    (TARGETS) defaults to "pico" for march armv6m and to "sim" otherwise. Returns the files."""
     if target is None:
         target = PICO if march == TARGETS[PICO] else SIM
     sources = source_files(root)
     check_targets(root, sources)
-    if os.path.isdir(dest):
-        shutil.rmtree(dest)
-    os.makedirs(dest)
-    for rel in manifest_files(target, root, sources):
+    files = manifest_files(target, root, sources)
+    for rel in files:
         src, to = sources[rel], os.path.join(dest, rel)
         os.makedirs(os.path.dirname(to), exist_ok=True)
         if rel == "wire.py":
@@ -210,6 +208,17 @@ def build_image(dest, march=None, root=ROOT, target=None):
                 f.write(text)
         else:
             shutil.copyfile(src, to)
+    return files
+
+
+def build_image(dest, march=None, root=ROOT, target=None):
+    """Lay out and compile target's firmware image in folder dest (created; what it held is
+    replaced): march "armv6m" for a Pico, None for the host's unix port; target as lay_out's.
+    Returns the image's files as sorted relative paths ("/"-separated)."""
+    if os.path.isdir(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    lay_out(dest, root, target, march)
     compile_folder(dest, march)
     out = []
     for d, dirs, files in os.walk(dest):
