@@ -608,6 +608,10 @@ class Device:
             if card < 1:
                 raise CommandError(wire.BAD_ARGUMENT, "feed_jam: the card sticks 1..255 times "
                                                       "(255: until cleared)")
+        elif armed == "no_burn":  # card: when the table notices it (simmech.NOTICED_*)
+            if card > 2:
+                raise CommandError(wire.BAD_ARGUMENT, "no_burn: card is 0 or 1 (noticed at once) "
+                                                      "or 2 (noticed after the flop was turned)")
         elif card > C.JOKER:
             raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % card)
         try:

@@ -15,11 +15,15 @@ from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
 from shoe.faults import MechanismFault, JAM
-from hal.simmech import SimMech, AT_FAULTS, STOPS, UNTIL_CLEARED, FOREIGN, DUPLICATE, NO_BURN
+from hal.simmech import (SimMech, AT_FAULTS, STOPS, UNTIL_CLEARED, FOREIGN, DUPLICATE, NO_BURN,
+                         NOTICED_AT_ONCE, NOTICED_TURNED)
 
 TOP_KEYS = ("game", "rules", "house", "seats", "button", "deck", "seed", "steps",
             "title", "description", "expect", "expect_error", "sim_only")
 FAULTS = AT_FAULTS + (NO_BURN, "jam", "power_cut") + tuple(k for k in STOPS if k != JAM)
+
+
+_DETECTED = {"at_once": NOTICED_AT_ONCE, "turned": NOTICED_TURNED}
 
 
 class ScenarioError(Exception):
@@ -71,6 +75,9 @@ def check(scn):
                 raise ScenarioError("deck card %d: %s is not in the %s deck" % (
                     i + 1, deck[i], game))
             order.append(code)
+    if kind != G.STUD and "button" not in scn:
+        raise ScenarioError("%s needs \"button\": the dealer button's seat (one of seats)"
+                            % game)
     seed = scn.get("seed")
     if seed is not None and not _int(seed):
         raise ScenarioError("seed must be an integer")
@@ -153,8 +160,13 @@ def _check_step(step, n, game, deck_kind, seats):
             if not isinstance(mixed, list) or [m for m in mixed if m not in ("muck", "burns")]:
                 raise ScenarioError("%s: mixed_with takes \"muck\" and/or \"burns\"" % where)
             return ("jam", mixed, bool(step.get("order_kept", False)))
-        if kind == NO_BURN:
-            return ("fault", kind, 0, 0)
+        if kind == NO_BURN:  # "detected": when the table notices (RRoP Hold'em 4's two cases)
+            seen = step.get("detected", "at_once")
+            if seen not in _DETECTED:
+                raise ScenarioError("%s: detected is \"at_once\" (before the flop is turned, the "
+                                    "default) or \"turned\" (after it was turned), not %r" % (
+                                        where, seen))
+            return ("fault", kind, 0, _DETECTED[seen])
         if kind == "power_cut":
             n = step.get("after_writes", 0)
             if not _int(n) or n < 0:
@@ -251,13 +263,14 @@ def apply(hand, mech, step):
         mech.arm(step[1], step[2], step[3])
 
 
-def run(scn):
-    """Run a scenario dict; return the hand record."""
+def run(scn, after=None):
+    """Run a scenario dict; return the hand record. after(step name, hand), if given, is called
+    after each step that ran (and after a reboot, as "reboot"): the tests' observers."""
     args, steps = check(scn)
     hand, mech = start(args)
     for step in steps:
         if step[0] == "cut":  # power cuts: the shoe's flash journal is part of the story
-            return _run_with_journal(scn, args, steps, hand, mech)
+            return _run_with_journal(scn, args, steps, hand, mech, after)
     for i in range(len(steps)):
         step = steps[i]
         begin_step(hand, mech)
@@ -266,7 +279,11 @@ def run(scn):
         except ShoeError as e:
             raise ScenarioError("step %d (%s): %s" % (i + 1, scn["steps"][i]["do"], e.message))
         except MechanismFault:
+            if after is not None:
+                after(step[0], hand)
             continue  # the shoe stopped: the operator clears it; the next step repeats it
+        if after is not None:
+            after(step[0], hand)
         if step[0] != "fault" and mech.feeds and mech.pending():
             raise ScenarioError("step %d (%s): a fault armed for it was not reached (%d cards "
                                 "dispensed)" % (i + 1, step[0], mech.feeds))
@@ -328,7 +345,7 @@ class _Shoe:
         return oh.reply
 
 
-def _run_with_journal(scn, args, steps, hand, mech):
+def _run_with_journal(scn, args, steps, hand, mech, after=None):
     from hal.flashdev import PowerCut
 
     shoe = _Shoe(args, hand, mech)
@@ -341,6 +358,8 @@ def _run_with_journal(scn, args, steps, hand, mech):
                 armed = step[1]  # during the next step's flash writes
             else:
                 shoe.reboot()  # the power goes now, between steps
+                if after is not None:
+                    after("reboot", shoe.hand)
             i += 1
             continue
         begin_step(shoe.hand, shoe.mech)
@@ -358,8 +377,12 @@ def _run_with_journal(scn, args, steps, hand, mech):
                 stopped = True  # the fault's entry and the error reply reach the flash
             if step[0] != "fault":
                 shoe.rec.commit(shoe.hand, reply=(i + 1, b"\x09" if stopped else b"\x00"))
+            if after is not None:
+                after(step[0], shoe.hand)
         except PowerCut:
             reply = shoe.reboot()
+            if after is not None:  # what the step did before the power went, and the reboot
+                after(step[0], shoe.hand)
             if reply is None or reply[0] != i + 1:
                 continue  # the step's reply never reached the flash: the host sends it again
         if step[0] != "fault" and not stopped and shoe.mech.feeds and shoe.mech.pending():

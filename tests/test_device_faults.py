@@ -178,7 +178,8 @@ def test_sim_fault_arguments_are_checked():
     table(s)
     for args, text in ((("feed_jam", 1, 0, 0), "feed_jam: the card sticks 1..255 times"),
                        (("empty", 0, 0, 0), "at must be 1 or more"),
-                       (("lid", 1, 0, 0), "unknown fault 'lid'")):
+                       (("lid", 1, 0, 0), "unknown fault 'lid'"),
+                       (("no_burn", 0, 3, 0), "no_burn: card is 0 or 1 (noticed at once)")):
         code, message = s.call("sim_fault", *args)
         assert code == wire.BAD_ARGUMENT and text in message, message
     assert s.ok("sim_fault", "pending", 0, 0, 0) == [0, 0]
@@ -342,3 +343,19 @@ def test_an_ack_waiting_in_the_line_is_read_before_events_are_resent():
     resent = [f for f in out if f[0] == wire.EVENT and wire.decode_events(f[2])[0] <= last]
     assert not resent and link.retransmits == 0, "events the host had were sent again"
     assert s.dev.oldest() > last
+
+
+def test_a_no_burn_flop_noticed_turned_is_reshuffled_on_the_wire():
+    """sim_fault no_burn, card 2: the table notices only after the flop was turned (RRoP
+    Hold'em 4, cards exposed): back into the stub, reshuffle, burn, a new flop. Card 0 keeps
+    today's meaning (at once: the order restored)."""
+    for card, procedure in ((2, "no-burn-reshuffle"), (0, "no-burn-restore")):
+        s = Shoe()
+        s.ok("config", "holdem", 0b1110, 3, "robert", "")
+        s.ok("hand", 0)
+        s.ok("deal", 0)
+        s.ok("sim_fault", "no_burn", 0, card, 0)
+        s.ok("street")
+        table = s.status()["table"]
+        assert table["procedures"] == [procedure], table["procedures"]
+        assert len(table["board"]) == 3 and len(table["burns"]) == 1

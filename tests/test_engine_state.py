@@ -1,13 +1,26 @@
 """Hypothesis state machine over the dealing engine: random legal and illegal steps, with faults
 armed on the simulated mechanism (stopping ones too). After every step: every card is in exactly
 one zone, the stub's untouched cards appear nowhere in the record, a rejected step changed
-nothing, and a step a stopping fault stopped logged the fault as its last entry."""
+nothing, a step a stopping fault stopped logged the fault as its last entry, and every street
+or draw round took at most one burn (Rule 38; tests/burnwatch.py, with its documented
+exceptions), including a street a procedure promised "without a burn".
+
+Procedures compose: the `compose` rule applies a first irregularity (a premature street, a
+double feed on a burn or on the board, a flop dealt without a burn, an exposed or extra hole
+card, a boxed card) and right after it a second one (a disordered stub, an exposure, another
+premature street, a boxed card, a double feed, a power cut), so that most hands hold two or more
+procedures. The run collects the ordered pairs of procedures that followed one another in a
+hand and checks it covered enough of them. FACEDOWN_ENGINE_EXAMPLES sets the number of hands
+(200 in the suite; the issue-14 note quotes a long run).
+"""
 
 import copy
 import json
+import os
 
 from hypothesis import event, settings, strategies as st, HealthCheck
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, rule,
+                                 run_state_machine_as_test)
 
 from shoe import cards as C
 from shoe import games as G
@@ -18,9 +31,12 @@ from shoe.rng import SeededRandom
 from shoe.faults import MechanismFault
 from shoe.zones import STUB, NOWHERE, SEAT0, OP_FAULT
 import scenario
-from hal.simmech import SimMech, AT_FAULTS, STOPS
+from hal.simmech import SimMech, AT_FAULTS, STOPS, NOTICED_AT_ONCE, NOTICED_TURNED
+from burnwatch import BurnWatch
 
 GAMES = sorted(G.GAMES)
+PAIRS = set()   # ordered pairs of procedures seen one after the other in a hand, over the run
+HANDS = []      # procedures per hand: how many hands held two or more
 
 
 def snapshot(hand):
@@ -31,6 +47,13 @@ def snapshot(hand):
              bytes(z.log))
     mech = (list(hand.mech.stack), copy.deepcopy(hand.mech.faults), hand.mech.no_burn)
     return state, zones, mech
+
+
+# the compose rule's first irregularity, then its second
+FIRSTS = ("premature", "double_feed_burn", "double_feed_cards", "no_burn", "exposed_deal",
+          "boxed", "street")
+SECONDS = ("jam", "jam", "jam_kept", "expose", "premature", "boxed", "double_feed_burn",
+           "double_feed_cards", "power_cut", "street")
 
 
 class EngineMachine(RuleBasedStateMachine):
@@ -48,6 +71,12 @@ class EngineMachine(RuleBasedStateMachine):
         self.deck = set(C.deck(G.GAMES[game][1]))
         self.untouched = set(self.deck)  # cards that never left the stub
         self.rejected = 0
+        self.burns = BurnWatch(self.hand)
+
+    def teardown(self):
+        if hasattr(self, "burns"):
+            PAIRS.update(self.burns.pairs())
+            HANDS.append(len(self.burns.procs))
 
     def attempt(self, fn, *args):
         before = snapshot(self.hand)
@@ -59,6 +88,7 @@ class EngineMachine(RuleBasedStateMachine):
             assert log[-4] == OP_FAULT and log[-3] == e.code
             assert self.hand.interrupted is not None
             self.shoe.rec.commit(self.hand)
+            self.burns.after(fn.__name__)
             event("stopped " + fn.__name__)
             return False
         except ShoeError as e:
@@ -67,6 +97,7 @@ class EngineMachine(RuleBasedStateMachine):
             self.rejected += 1
             event("rejected " + fn.__name__)
             return False
+        self.burns.after(fn.__name__)
         event("%s %s" % (fn.__name__, record(self.hand)["status"]))
         return True
 
@@ -141,6 +172,7 @@ class EngineMachine(RuleBasedStateMachine):
         stub = sorted(h.z.stub)
         self.shoe.reboot()
         self.hand, self.mech = self.shoe.hand, self.shoe.mech
+        self.burns.after("reboot", self.hand)
         after = record(self.hand)
         for key in ("seats", "board", "burns", "muck", "aside", "removed", "status", "stub"):
             assert after[key] == before[key]
@@ -167,6 +199,66 @@ class EngineMachine(RuleBasedStateMachine):
         if self.mech.pending() >= 2:
             return
         self.mech.arm(kind, at, times if kind == "jam" else 0)
+
+    # Three rules, so that hypothesis (which picks among the rules evenly) composes often.
+    @rule(first=st.sampled_from(FIRSTS), second=st.sampled_from(SECONDS), data=st.data())
+    def compose(self, first, second, data):
+        self._compose(first, second, data)
+
+    @rule(first=st.sampled_from(("premature", "no_burn", "double_feed_cards")),
+          second=st.sampled_from(SECONDS), data=st.data())
+    def compose_on_a_street(self, first, second, data):
+        self._compose(first, second, data)
+
+    @rule(first=st.sampled_from(("jam", "expose", "boxed", "power_cut", "double_feed_burn")),
+          second=st.sampled_from(FIRSTS), data=st.data())
+    def compose_before_a_street(self, first, second, data):
+        self._compose(first, second, data)
+
+    def _compose(self, first, second, data):
+        """Two irregularities one right after the other, then the hand goes on."""
+        h = self.hand
+        if h.status != 0 or h.interrupted is not None:
+            return
+        self._irregular(first, data)
+        if self.hand.status == 0 and self.hand.interrupted is None:
+            self._irregular(second, data)
+        for _ in range(data.draw(st.integers(0, 3))):
+            if self.hand.status != 0 or self.hand.interrupted is not None:
+                break
+            self.play_on(data)
+
+    def _irregular(self, what, data):
+        h = self.hand
+        if what == "premature":  # a street, then it was premature
+            self.play_on(data)
+            self.attempt(self.hand.premature)
+        elif what in ("double_feed_burn", "double_feed_cards", "no_burn", "boxed"):
+            if self.mech.pending() >= 2:
+                return
+            at = 1 if what == "double_feed_burn" else data.draw(st.integers(1, 4))
+            if what == "no_burn":  # noticed at once, or only after the flop was turned
+                self.mech.arm("no_burn", 0, data.draw(st.sampled_from([NOTICED_AT_ONCE,
+                                                                        NOTICED_TURNED])))
+            else:
+                self.mech.arm("boxed" if what == "boxed" else "double_feed", at, 0)
+            self.play_on(data)
+        elif what == "exposed_deal":  # a hole card exposed while the deal goes on
+            self.attempt(h.deal, data.draw(st.integers(1, 4)))
+            seat = data.draw(st.sampled_from(h.seats))
+            self.attempt(self.hand.expose, seat, data.draw(st.integers(1, 2)))
+        elif what == "expose":
+            seat = data.draw(st.sampled_from(h.live_seats() or h.seats))
+            self.attempt(h.expose, seat, data.draw(st.integers(1, 7)))
+        elif what == "jam":
+            self.attempt(h.jam, data.draw(st.sampled_from([[], ["muck"], ["burns"],
+                                                            ["muck", "burns"]])), False)
+        elif what == "jam_kept":
+            self.attempt(h.jam, [], True)
+        elif what == "power_cut":
+            self.power_cut(data.draw(st.integers(0, 2**30)))
+        else:  # "street": no irregularity, the hand simply goes on
+            self.play_on(data)
 
     @invariant()
     def every_card_in_exactly_one_zone(self):
@@ -203,7 +295,18 @@ class EngineMachine(RuleBasedStateMachine):
             assert '"%s"' % C.name(c) not in text, "stub card %s disclosed" % C.name(c)
 
 
-EngineMachine.TestCase.settings = settings(
-    max_examples=200, stateful_step_count=50, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow])
-TestEngine = EngineMachine.TestCase
+EXAMPLES = int(os.environ.get("FACEDOWN_ENGINE_EXAMPLES", "200"))
+
+
+def test_engine_state_machine():
+    """The machine over EXAMPLES hands; then the pairs of procedures it composed."""
+    del HANDS[:]
+    PAIRS.clear()
+    run_state_machine_as_test(EngineMachine, settings=settings(
+        max_examples=EXAMPLES, stateful_step_count=50, deadline=None,
+        suppress_health_check=[HealthCheck.too_slow]))
+    several = sum(1 for n in HANDS if n >= 2)
+    print("engine state machine: %d hands, %d with two or more procedures, %d distinct ordered "
+          "pairs of procedures" % (len(HANDS), several, len(PAIRS)))
+    assert several * 3 >= len(HANDS), "fewer than a third of the hands composed procedures"
+    assert len(PAIRS) >= min(35, EXAMPLES // 4), sorted(PAIRS)

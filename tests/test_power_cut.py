@@ -126,3 +126,36 @@ def test_cuts_through_the_virtual_shoe(shoe):
     # the host's stream across every power cut: consecutive numbers, none twice
     assert delivered == list(range(delivered[0], delivered[0] + len(delivered)))
     assert shoe.boots > 10
+
+
+def test_cuts_keep_the_burn_ledger():
+    """A power cut before (or while the journal writes) any dealing step of the composed-pair
+    scenarios (issue 14): the hand ends with the burns it has uncut, one a street (Rule 38,
+    tests/burnwatch.py), so the ledger came back from the journal, whatever procedure had
+    written it."""
+    from burnwatch import BurnWatch
+
+    names = [(n, s) for n, s in bundled() if n.startswith(("14-", "05-no-burn-flop-turned"))]
+    assert len(names) >= 15
+    swept = 0
+    for name, scn in names:
+        uncut = scenario.run(scn)
+        for at in [i for i, s in enumerate(scn["steps"]) if s["do"] in DEALING]:
+            for writes in range(0, 7):
+                cut = with_cut(scn, at, writes)
+                watch = []
+
+                def after(op, hand):
+                    if not watch:
+                        watch.append(BurnWatch(hand))
+                    watch[0].after(op, hand)
+
+                try:
+                    rec = scenario.run(cut, after)
+                except scenario.ScenarioError as e:  # fewer writes than after_writes, or a
+                    assert "step" in str(e) or "power cut" in str(e), (name, str(e))  # repeat
+                    continue
+                conserved(rec)
+                assert len(rec["burns"]) == len(uncut["burns"]), (name, at, writes, rec["log"])
+                swept += "stub-reshuffle" in rec["procedures"]  # the reboot's RP-4 reshuffle
+    assert swept > 150

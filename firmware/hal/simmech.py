@@ -28,6 +28,9 @@ FOREIGN = "foreign"
 DUPLICATE = "duplicate"
 BOXED = "boxed"
 NO_BURN = "no_burn"
+# when a flop dealt without a burn is noticed (the value of misrouted; True reads as at once):
+NOTICED_AT_ONCE = 1      # before the flop is turned over (the diverter sensor, or the dealer)
+NOTICED_TURNED = 2       # only after the flop was turned: its cards are exposed (RRoP Hold'em 4)
 AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
 STOPS = (JAM, EMPTY, LID_OPEN, READER_SILENT)  # simulated faults that stop the shoe
 UNTIL_CLEARED = 255  # a jam's `times`: the card sticks until the operator clears the path
@@ -39,10 +42,10 @@ RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPE
 class SimMech:
     def __init__(self):
         self.stack = []          # physical magazine, top card at the end
-        self.misrouted = False   # the last feed's card went to the other route
+        self.misrouted = False   # the last feed's card went to the other route (NOTICED_*)
         self.feeds = 0           # feeds in the current step
         self.faults = []         # armed: [kind, at, code]
-        self.no_burn = False
+        self.no_burn = 0         # armed: the next burn goes to the output; NOTICED_* says when
         self.fired = 0
         self._out = []
         self.feed_ms = 0         # how long one card takes to come out (0: at once)
@@ -112,8 +115,8 @@ class SimMech:
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a
         foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
-        if kind == NO_BURN:
-            self.no_burn = True
+        if kind == NO_BURN:  # code: NOTICED_TURNED if the table sees it only on the turned flop
+            self.no_burn = NOTICED_TURNED if code == NOTICED_TURNED else NOTICED_AT_ONCE
         else:
             if kind == JAM:
                 if not 1 <= code <= UNTIL_CLEARED:
@@ -146,8 +149,8 @@ class SimMech:
             self._stop(fault[0], fault[2])  # raises, unless the retries clear a jam
             fault = None
         if route == ROUTE_BURN and self.no_burn:  # (a stop above left it for the repeat)
-            self.no_burn = False
-            self.misrouted = True
+            self.misrouted = self.no_burn
+            self.no_burn = 0
         if self.feed_ms:
             self._wait(self.feed_ms)
         out = self._feed(fault)

@@ -41,6 +41,17 @@ P_CARDS = const(3)
 P_DRAW = const(4)
 P_DRAWBURN = const(5)
 
+# The burn ledger (Hand.burn_for): what each street owes the burns, street n (1-based: the flop,
+# 4th street or the first draw) at index n. Every procedure reads and writes it through
+# _burn, _burned, _keep_for_burn and _settle, and no reshuffle touches it (Rule 38: one and only
+# one card is burned for each street, whatever happens between).
+B_OWED = const(0xff)      # the street burns the top of the stub
+B_NOBURN = const(0xfd)    # the flop's burn went to the board, noticed at once (settled after it)
+B_NOBURN_SEEN = const(0xfc)  # the same, noticed only after the flop was turned (exposed)
+B_DONE = const(0x80)      # | card: the street's burn is taken (that card); it takes no other
+# a value below 64 is a card kept aside as that street's burn (a reserved burn)
+LEDGER = const(8)         # streets 1..7 (the most a game has is 4: room for kept cards after)
+
 # seat states
 LIVE = const(1)
 FOLDED = const(2)
@@ -111,17 +122,14 @@ class Hand:
         self.extra_initial = 0
         self.replace_queue = []   # seats owed a card for an exposed one, after the deal
         self.down3 = []           # stud seats whose third card comes down (RP-10-A)
-        self.reserved = []        # aside cards that will be the next burns
+        self.burn_for = bytearray(b"\xff" * LEDGER)  # the burn ledger (B_*), by street
         self.returning = []       # aside cards to return to the stub before the next street
-        self.skip_burn = False
-        self.noburn = False
         self.partial = 0          # a dealing step under way (P_*): what a power cut interrupts
         self.partial_want = 0     # its target: initial cards dealt, or the board's length
         self.owed = []            # (dest, up, ctx): cards a procedure still has to deal
         self.doing = None         # the operation under way, as (name, a, b)
         self.interrupted = None   # the operation a stopping fault stopped: repeat it to go on
         self.last_street = None   # cards of the last street step, for a premature report
-        self.street_burns = bytearray(b"\xff" * 8)
         self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
         if order is None:
             self._reshuffle(MIX_STUB, False)
@@ -363,6 +371,16 @@ class Hand:
                 self.z.move(code, ASIDE)
                 self.returning.append(code)
             self.nstreet -= 1
+            led = self.burn_for
+            river = led[3]
+            if river == B_OWED or river < 64:
+                # the turn is dealt again with a burn, the river without one: the set-aside
+                # turn's burn is the river's, taken early (a card kept for the river's burn
+                # becomes the new turn's). Set aside twice, the river's burn is already taken:
+                # the turn keeps its burn and is dealt again without one (Rule 38).
+                led[3] = led[2]
+                led[2] = B_OWED
+                self._settle(river if river < 64 else None, True)
             return
         if self.kind == G.STUD:
             pid = "premature-stud"
@@ -372,8 +390,7 @@ class Hand:
         for code in cards:
             self.z.move(code, STUB)
         self._reshuffle(MIX_STUB)
-        self.nstreet -= 1
-        self.skip_burn = True
+        self.nstreet -= 1  # its burn stays in the ledger: it is dealt again without one
 
     def jam(self, mixed_with=(), order_kept=False):
         """The stub is disordered, optionally mixed with the muck and/or burns (RP-4)."""
@@ -385,8 +402,7 @@ class Hand:
             raise ShoeError(E_ARG, "a stub mixed with other cards cannot keep its order")
         if not self.z.stub:
             raise ShoeError(E_STATE, "no stub left")
-        self.last_street = None
-        self.skip_burn = False
+        self.last_street = None  # (the burn ledger stays: RP-4 adds no burn and takes none)
         if order_kept:
             self._proc("stub-restored")
             return
@@ -416,11 +432,12 @@ class Hand:
         """The hand is over. Cards kept aside for a later burn go to the muck."""
         self._check_dealing()
         self.last_street = None
-        if self.reserved or self.returning:
+        kept = [v for v in self.burn_for if v < 64] + self.returning
+        if kept:
             self._proc("reserved-burn-mucked")
-            for code in self.reserved + self.returning:
+            for code in kept:
                 self.z.move(code, MUCK)
-            self.reserved = []
+            self.burn_for = bytearray(b"\xff" * LEDGER)
             self.returning = []
         self._over()
         self.status = COMPLETE
@@ -465,9 +482,7 @@ class Hand:
             self._proc("premature-turn-return")
             self._gather(self.returning)
             self.returning = []
-            self._reshuffle(MIX_STUB)
-            self.skip_burn = True
-        self.noburn = False
+            self._reshuffle(MIX_STUB)  # (the river's burn was taken with the set-aside turn)
         self.partial_want = len(self.z.board) + G.BOARD_STREETS[s - 1]
         self.partial = P_BURN
         self._finish_street()
@@ -489,8 +504,6 @@ class Hand:
         if self.partial == P_BURN:
             if self._burn(CTX_FLOPBURN if flop else CTX_BURN) < 0:
                 return
-            if self.kind == G.STUD:
-                self.street_burns[s] = self.z.burns[-1] if self.z.burns else 0xff
             self.partial = P_CARDS
         want = self.partial_want
         if want:
@@ -505,7 +518,7 @@ class Hand:
                     if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
                         return
         self.partial = 0
-        if flop and self.noburn:
+        if flop and (self.burn_for[1] == B_NOBURN or self.burn_for[1] == B_NOBURN_SEEN):
             self._no_burn_flop(want - 3)
         elif flop and len(board) > want:
             self._four_card_flop(want - 3)
@@ -518,9 +531,9 @@ class Hand:
             return False
         prior = []
         for s in (1, 2, 3):
-            code = self.street_burns[s]
-            if code != 0xff and self.z.where[code] == BURNS:
-                prior.append(code)
+            v = self.burn_for[s]
+            if v & 0xc0 == B_DONE and self.z.where[v & C.CODE] == BURNS:
+                prior.append(v & C.CODE)
         if n + len(prior) >= required:
             self._proc("short-stub-a")
             self._gather(prior)
@@ -534,16 +547,58 @@ class Hand:
         self._reshuffle(MIX_STUB | MIX_BURNS)
         return True
 
+    # ---------------------------------------------------------------- the burn ledger
+
     def _burn(self, ctx):
-        """One burn for a street: none after a premature re-deal or a 39-A pick, a card kept
-        aside for it if there is one, else the top of the stub."""
-        if self.skip_burn:
-            self.skip_burn = False
-            return 1
-        if self.reserved:
-            self.z.move(self.reserved.pop(0), BURNS)
-            return 1
-        return self._fill(BURNS, False, ctx)
+        """The burn of the street (or draw round) being dealt, as the ledger has it: the top of
+        the stub if it owes one, the card kept aside for it if there is one, none if its burn is
+        taken (a premature street dealt again, a 39-A pick, a set-aside turn's river)."""
+        n = self.streets_done()
+        v = self.burn_for[n]
+        if v == B_OWED:
+            return self._fill(BURNS, False, ctx)  # (_dispense enters the card: _burned)
+        if v < 64:
+            self.z.move(v, BURNS)
+            self.burn_for[n] = B_DONE | v
+        return 1
+
+    def _burned(self, n, code):
+        """Street n's burn is taken: that card (a card kept for it moves on to the next)."""
+        v = self.burn_for[n]
+        self.burn_for[n] = B_DONE | code
+        if v < 64:
+            self._settle(v, True)
+
+    def _keep_for_burn(self, code):
+        """A card goes aside as the burn of the next street that owes one (a reserved burn);
+        with no street left it is mucked when the hand ends."""
+        self.z.move(code, ASIDE)
+        self._settle(code, False)
+
+    def _settle(self, code, first):
+        """The cards kept aside as burns, code with them (first or last; None: none), go in
+        their order to the streets after the one dealt that still owe a burn."""
+        led = self.burn_for
+        kept = []
+        for n in range(self.streets_done() + 1, LEDGER):
+            if led[n] < 64:
+                kept.append(led[n])
+                led[n] = B_OWED
+        if code is not None:
+            if first:
+                kept.insert(0, code)
+            else:
+                kept.append(code)
+        n = self.streets_done() + 1
+        for code in kept:
+            while n < LEDGER and led[n] != B_OWED:
+                n += 1
+            if n >= LEDGER:  # (more kept cards than the ledger holds: no street will take it)
+                self._proc("reserved-burn-mucked")
+                self.z.move(code, MUCK)
+                continue
+            led[n] = code
+            n += 1
 
     def _fill(self, dest, up, ctx):
         """Feed until one card has landed in dest (scraps are replaced by the next card)."""
@@ -590,14 +645,16 @@ class Hand:
                     return -1
                 continue
             filled = 1
-            if misrouted and dest == BURNS:
-                if ctx == CTX_FLOPBURN:
-                    self.noburn = True
+            if dest == BURNS and misrouted:
+                if ctx == CTX_FLOPBURN:  # the flop comes out with its burn (Hold'em 4, 39-B)
+                    self.burn_for[1] = B_NOBURN_SEEN if misrouted == 2 else B_NOBURN
                     self.z.move(code, BOARD, True)
                     self.last_street.append(code)
                     continue
                 self._proc("burn-misrouted")
             self.z.move(code, dest, up)
+            if dest == BURNS:  # the street's burn (only _burn feeds to the burns)
+                self._burned(self.streets_done(), code)
             if self.last_street is not None and dest != BURNS:
                 self.last_street.append(code)
         return filled
@@ -612,8 +669,7 @@ class Hand:
                     return -1
             self.extra_initial += 1
             self._proc("extra-holecard-burn", dest - SEAT0)
-            self.z.move(code, ASIDE)
-            self.reserved.append(code)
+            self._keep_for_burn(code)
             return 0
         if ctx == CTX_BURN or ctx == CTX_FLOPBURN:
             if self.house["extra_burn"] == "stays":
@@ -621,8 +677,7 @@ class Hand:
                 self.z.move(code, BURNS)
             else:
                 self._proc("extra-burn-next")
-                self.z.move(code, ASIDE)
-                self.reserved.append(code)
+                self._keep_for_burn(code)
             return 0
         if ctx == CTX_FLOP:
             self.z.move(code, BOARD, True)
@@ -630,8 +685,7 @@ class Hand:
             return 0
         if self.streets_done() < self.streets_total():
             self._proc("extra-card-burn")
-            self.z.move(code, ASIDE)
-            self.reserved.append(code)
+            self._keep_for_burn(code)
         else:
             self._proc("extra-card-muck")
             self.z.move(code, MUCK)
@@ -668,8 +722,7 @@ class Hand:
         self.exposures += 1
         if self.house["exposed_holecard"] == "burn":
             self._proc("exposed-to-burn", seat)
-            self.z.move(code, ASIDE)
-            self.reserved.append(code)
+            self._keep_for_burn(code)
         else:
             self._proc("exposed-to-muck", seat)
             self.z.move(code, MUCK)
@@ -709,7 +762,7 @@ class Hand:
             self.z.move(code, BURNS)
             self._unlist(code)
             if self.house["flop4_pick_is_turn_burn"]:
-                self.skip_burn = True
+                self._burned(2, code)  # the turn's burn: the turn takes none from the stub
             return
         self._proc("flop4-reshuffle")
         self._gather(board[before:])
@@ -721,6 +774,19 @@ class Hand:
 
     def _no_burn_flop(self, before):
         board = self.z.board
+        if self.house["no_burn_flop"] == "restore" and self.burn_for[1] == B_NOBURN_SEEN:
+            # RRoP Hold'em 4, cards exposed: take the flop back, shuffle it into the stub, cut,
+            # burn, a new flop. The burn that went to the board is back in the stub: the flop
+            # still owes its one burn.
+            self._proc("no-burn-reshuffle")
+            self._gather(board[before:])
+            self._reshuffle(MIX_STUB)
+            self.burn_for[1] = B_OWED
+            self.last_street = []
+            self.partial_want = before + 3
+            self.partial = P_BURN
+            self._finish_street()
+            return
         if self.house["no_burn_flop"] == "scramble":
             self._proc("no-burn-scramble")
             k = self.rng.below(3)
@@ -731,6 +797,7 @@ class Hand:
         code = board[before + k]
         self.z.move(code, BURNS)
         self._unlist(code)
+        self._burned(1, code)
         self._owe(BOARD, True, CTX_STREET)
 
     def _unlist(self, code):

@@ -104,6 +104,8 @@ PROCEDURES = (
      "no card left even after a draw reshuffle: the seat draws short"),
     ("card-settled", "TDA RP-4 (power cut)", "TDA RP-4 (power cut)",
      "a card that left during a power cut, read at the output, is placed where it was going"),
+    ("no-burn-reshuffle", "house setting", "RRoP Hold'em 4",
+                          "flop without a burn, seen turned: back into the stub, reshuffled; burn, new flop"),
 )
 
 

@@ -8,9 +8,9 @@ _SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", 
 # what each counter is ever compared with: beyond it a change means nothing (and costs flash)
 _CAP = (255, 255, 255, 255, 255, 3, 3, 2)
 # list fields: (attribute, offset of the length byte, capacity)
-_LISTS = (("replace_queue", 35, 10), ("down3", 46, 10), ("reserved", 57, 12),
-          ("returning", 70, 4))
-_SMALL = ("exposures", "boxed_initial", "extra_initial", "skip_burn", "noburn")
+_LISTS = (("replace_queue", 35, 10), ("down3", 46, 10), ("returning", 70, 4))
+_SMALL = ("exposures", "boxed_initial", "extra_initial")
+# 13, 14 and 57..69 are unused (they held the burn flags and queue the ledger replaced)
 
 
 def image(hand):
@@ -23,7 +23,7 @@ def image(hand):
     for i in range(len(_SMALL)):
         img[10 + i] = min(255, int(getattr(hand, _SMALL[i])))
     img[15] = 255 if hand.reason_num is None else hand.reason_num
-    img[16:24] = hand.street_burns
+    img[16:24] = hand.burn_for  # the burn ledger: what each street owes the burns
     img[24:35] = hand.state
     for name, at, cap in _LISTS:
         items = getattr(hand, name)
@@ -54,11 +54,9 @@ def apply_image(hand, img):
     hand.first_two = bytearray(img[8:10])
     for i in range(len(_SMALL)):
         setattr(hand, _SMALL[i], img[10 + i])
-    hand.skip_burn = bool(img[13])
-    hand.noburn = bool(img[14])
     hand.reason_num = None if img[15] == 255 else img[15]
     hand.reason = None if img[15] == 255 else P.text(img[15])
-    hand.street_burns = bytearray(img[16:24])
+    hand.burn_for = bytearray(img[16:24])
     hand.state = bytearray(img[24:35])
     for name, at, cap in _LISTS:
         setattr(hand, name, list(img[at + 1:at + 1 + img[at]]))

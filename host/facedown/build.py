@@ -98,13 +98,10 @@ def image_sources(root=ROOT):
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json")]
 
 
-def build_image(dest, march=None, root=ROOT):
-    """Lay out and compile the firmware image in folder dest (created; what it held is
-    replaced): march "armv6m" for a Pico, None for the host's unix port. Returns the image's
-    files as sorted relative paths ("/"-separated)."""
-    if os.path.isdir(dest):
-        shutil.rmtree(dest)
-    os.makedirs(dest)
+def lay_out(dest, root=ROOT):
+    """Copy what an image holds into folder dest, over what it holds (image_sources, wire.py
+    as device_wire makes it), uncompiled: the one layout facedown image, deploy and the virtual
+    shoe share (so a virtual shoe's files hash as a built image's)."""
     for src, to in image_sources(root):
         if not os.path.exists(src):
             raise UserError("firmware source missing: %s" % src)
@@ -117,6 +114,16 @@ def build_image(dest, march=None, root=ROOT):
                 f.write(text)
         else:
             shutil.copyfile(src, os.path.join(dest, to))
+
+
+def build_image(dest, march=None, root=ROOT):
+    """Lay out and compile the firmware image in folder dest (created; what it held is
+    replaced): march "armv6m" for a Pico, None for the host's unix port. Returns the image's
+    files as sorted relative paths ("/"-separated)."""
+    if os.path.isdir(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    lay_out(dest, root)
     compile_folder(dest, march)
     out = []
     for d, dirs, files in os.walk(dest):

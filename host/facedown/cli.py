@@ -9,7 +9,31 @@ from .errors import UserError
 
 # Each module here has add_command(subparsers); its parser sets `func(args) -> int`.
 COMMAND_MODULES = ("replay", "demo", "pots", "sim", "commands", "profiles", "history",
+                   "serve", "ledger",
                    "deploy", "certify")
+# The commands that never talk to a shoe: every other one takes --port (before or after its
+# name, as --debug).
+NO_PORT = ("certify", "demo", "image", "pots", "profiles", "sim", "keys")
+PORT_HELP = "the shoe's serial port (default: $FACEDOWN_PORT)"
+DEBUG_HELP = "show tracebacks on errors"
+
+
+class _Commands:
+    """The subparsers, giving each command the global options too (argparse.SUPPRESS: given
+    after the command's name they count, else the ones before it stand)."""
+
+    def __init__(self, sub):
+        self.sub = sub
+        self.debug = argparse.ArgumentParser(add_help=False)
+        self.debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                                help=DEBUG_HELP)
+        self.port = argparse.ArgumentParser(add_help=False)
+        self.port.add_argument("--port", default=argparse.SUPPRESS, help=PORT_HELP)
+
+    def add_parser(self, name, **kwargs):
+        parents = [self.debug] + ([] if name in NO_PORT else [self.port])
+        kwargs["parents"] = list(kwargs.get("parents", ())) + parents
+        return self.sub.add_parser(name, **kwargs)
 
 
 def build_parser():
@@ -18,15 +42,15 @@ def build_parser():
         description="Drive, watch and replay the Facedown dealing shoe.",
     )
     parser.add_argument("--version", action="version", version="facedown " + __version__)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("--port", default=os.environ.get("FACEDOWN_PORT"),
-                        help="the shoe's serial port (default: $FACEDOWN_PORT)")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    parser.add_argument("--port", default=os.environ.get("FACEDOWN_PORT"), help=PORT_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     import importlib
 
+    commands = _Commands(sub)
     for name in COMMAND_MODULES:
-        importlib.import_module("facedown." + name).add_command(sub)
+        importlib.import_module("facedown." + name).add_command(commands)
     return parser
 
 
@@ -42,6 +66,14 @@ def main(argv=None):
         if exc.hint:
             print("hint: %s" % exc.hint, file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # the reader went away (`facedown ... | head`): stop quietly, as other commands do
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141  # 128 + SIGPIPE, what a shell shows for a command cut off by its reader
 
 
 if __name__ == "__main__":

@@ -20,13 +20,7 @@ PUBLIC_HANDSHAKE = ("identify", "challenge", "login")  # never sent as ACMD
 class ShoeError(UserError):
     """The shoe answered a command with an error."""
 
-    HINTS = {W.WRONG_STATE: "`facedown --port PORT status` shows where the hand is",
-             W.BAD_ARGUMENT: "see `facedown COMMAND --help`",
-             W.DENIED: "a session of the role named (facedown --port PORT login --role ROLE), "
-                       "or a simulator for sim_* commands",
-             W.SESSION: "log in again: facedown --port PORT login"}
-
-    def __init__(self, code, message, command):
+    def __init__(self, code, message, command, port=None):
         if code == W.MECHANISM:  # one line: what stopped, what to do, and then
             UserError.__init__(self, "%s stopped by a mechanism fault (%s): %s; once it is "
                                      "cleared, send %s again" % (command, W.error_name(code),
@@ -34,10 +28,31 @@ class ShoeError(UserError):
             self.exit_code = 3
         else:
             UserError.__init__(self, "%s: %s (%s)" % (command, message, W.error_name(code)),
-                               hint=self.HINTS.get(code))
+                               hint=self.hint_for(code, message, command, port))
         self.code = code
         self.message = message
         self.command = command
+        self.port = port
+
+    @staticmethod
+    def hint_for(code, message, command, port):
+        """What to do next, with the real port and command (no placeholders)."""
+        on = "facedown --port %s " % port if port else "facedown "
+        text = message if isinstance(message, str) else ""
+        if code == W.WRONG_STATE:
+            return "`%sstatus` shows where the hand is" % on
+        if code == W.BAD_ARGUMENT:
+            return "see `facedown %s --help`" % command
+        if code == W.DENIED:
+            if command.startswith("sim_"):
+                return "%s works on a virtual shoe only, in a maintenance session" % command
+            if " needs a " not in text:
+                return None
+            role = "maintenance" if "needs a maintenance" in text else "table"
+            return "open a %s session first: %slogin --role %s" % (role, on, role)
+        if code == W.SESSION:
+            return "log in again: %slogin" % on
+        return None
 
     @property
     def fault(self):
@@ -62,8 +77,13 @@ class Client:
         self.timeout = timeout           # give up on a command after this long
         self.on_event = on_event         # on_event(number, hand, entry)
         self.ser = None
+        self.lock = None                 # portlock.Lock while the port is open
+        self.waiting = None              # seq of the command awaiting its reply
         self.dec = W.Decoder()
-        self.seq = 0
+        # A random first SEQ (as TCP's initial sequence number): a reply still on the line
+        # for an earlier process's command (a retransmitted frame the shoe answered after that
+        # process had gone) does not match this client's commands.
+        self.seq = int.from_bytes(os.urandom(2), "little") % 0xFFFF
         self.rto = W.Rto()
         self.replies = {}
         self.last_event = 0              # highest event number received with no gap
@@ -85,17 +105,28 @@ class Client:
     # ------------------------------------------------------------------ line
 
     def open(self):
+        from . import portlock
+
+        if self.lock is None:  # one process per port ("PORT is in use by pid N")
+            self.lock = portlock.hold(self.path)
         try:
             self.ser = serial.Serial(self.path, self.baud, timeout=0, write_timeout=2)
+            self.ser.reset_input_buffer()  # what an earlier host left unread is not for us
         except (serial.SerialException, OSError) as e:
             raise LinkDown("cannot open %s: %s" % (self.path, e),
                            hint="check the port (facedown sim prints a virtual shoe's port)")
         return self
 
-    def close(self):
+    def _close_port(self):
         if self.ser is not None:
             self.ser.close()
             self.ser = None
+
+    def close(self):
+        self._close_port()
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def __enter__(self):
         return self.open()
@@ -105,7 +136,7 @@ class Client:
 
     def _reopen(self):
         self.stats["reconnects"] += 1
-        self.close()
+        self._close_port()  # (the port stays this process's meanwhile)
         time.sleep(0.05)
         try:
             self.open()
@@ -114,6 +145,10 @@ class Client:
 
     def _write(self, ftype, seq, body):
         data = W.encode(ftype, seq, body)
+        if self.ser is None:  # the port went away (a shoe unplugged or powered off): again
+            self._reopen()
+            if self.ser is None:
+                return  # nothing sent: the command's deadline says "does not answer"
         try:
             self.ser.write(data)
         except (serial.SerialException, OSError):
@@ -170,7 +205,13 @@ class Client:
         if ftype == W.NAK:
             self.nak = True
         elif ftype == W.REPLY:
-            self.replies[seq] = body
+            # one command at a time: a reply for any other seq is stale (a duplicate of an
+            # earlier retry, or one left in the line by the previous host on this port) and
+            # would be taken for a later command of the same number
+            if seq == self.waiting:
+                self.replies[seq] = body
+            else:
+                self.stats["stale_replies"] = self.stats.get("stale_replies", 0) + 1
         elif ftype == W.EVENT:
             try:
                 first, hand, entries = W.decode_events(body)
@@ -222,16 +263,19 @@ class Client:
         body = W.encode_command(name, args)
         cid = W.command_id(name)
         relogged = False
+        reconnects = self.stats["reconnects"]
         while True:
             session = self.session if name not in PUBLIC_HANDSHAKE else None
             frame = session.frame_body(seq, body) if session is not None else body
-            reply = self._exchange(W.ACMD if session is not None else W.CMD, seq, frame, name)
             if session is not None and self.on_session is not None:
+                # the counter is kept before the frame leaves: a command that gets no answer
+                # may still have reached the shoe, and the next one must not reuse its counter
                 self.on_session(session)
+            reply = self._exchange(W.ACMD if session is not None else W.CMD, seq, frame, name)
             try:
                 code, values = W.decode_reply(reply, W.COMMAND_REPLY[cid])
             except W.WireError as e:
-                raise ShoeError(W.BAD_FRAME, "unreadable reply: %s" % e, name)
+                raise ShoeError(W.BAD_FRAME, "unreadable reply: %s" % e, name, self.path)
             if session is not None and self.session is not session and code != W.OK:
                 continue  # logged in again meanwhile (the shoe restarted): same seq, new tag
             if code == W.SESSION and session is not None and self.credentials is not None \
@@ -240,11 +284,40 @@ class Client:
                 self.login(*self.credentials)
                 continue
             if code != W.OK:
-                raise ShoeError(code, values, name)
+                if self.stats["reconnects"] != reconnects:
+                    self._same_shoe(name)
+                raise ShoeError(code, values, name, self.path)
             return values
 
+    LIMIT = 12  # a command the shoe keeps talking through gives up after timeout * LIMIT
+
+    def _same_shoe(self, name):
+        """After the port went away and came back: is the same shoe there? (A pseudo-terminal's
+        name, or a USB port's, can come back on another device.) LinkDown if not."""
+        if self.info is None or name in PUBLIC_HANDSHAKE:
+            return
+        known = self.info
+        try:
+            now = self.identify()["device_id"]
+        except UserError:
+            now = None
+        finally:
+            self.info = known
+        if now != known["device_id"]:
+            raise LinkDown("the shoe on %s does not answer (%s): the port went away%s" % (
+                self.path, name, ", and another device (%s) answers there now" % now
+                if now else ""), hint="check which shoe is on %s" % self.path)
+
     def _exchange(self, ftype, seq, body, name):
-        deadline = time.monotonic() + self.timeout
+        start = time.monotonic()
+        self.replies.pop(seq, None)
+        self.waiting = seq
+        try:
+            return self._exchange_wait(ftype, seq, body, name, start)
+        finally:
+            self.waiting = None
+
+    def _exchange_wait(self, ftype, seq, body, name, start):
         tries = 0
         rto = self.rto.rto / 1000.0
         if name in self.MOVES:  # the shoe may be moving cards (and writing flash) first
@@ -262,10 +335,14 @@ class Client:
                 if tries == 1 and name in self.TIMED:  # Karn; and not a reply that waited
                     self.rto.sample(int((time.monotonic() - sent) * 1000))
                 break
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            # "does not answer": silent for the whole timeout (a shoe dealing a long hand on a
+            # slow mechanism sends its cards' events meanwhile, and is waited for)
+            if now - max(start, self.t_rx) > self.timeout or now - start > \
+                    self.timeout * self.LIMIT:
                 raise LinkDown("the shoe on %s does not answer (%s)" % (self.path, name),
-                               hint="is it powered and connected? `facedown --port PORT "
-                                    "identify` checks the link")
+                               hint="is it powered and connected? `facedown --port %s "
+                                    "identify` checks the link" % self.path)
             if self.on_silence is not None:
                 self.on_silence()  # e.g. a virtual shoe that lost power is restarted here
             if self.nak:  # something arrived damaged: send again at once
@@ -292,15 +369,7 @@ class Client:
                             hint="use that shoe's key file")
         rkey = key.for_role(number)
         self.session = None
-        (dnonce,) = self.call("challenge", number)
-        hnonce = os.urandom(W.NONCE)
-        when = int(time.time())
-        proof = K.login_proof(rkey, number, device, dnonce, hnonce, when)
-        dproof, session_no = self.call("login", hnonce, proof, when)
-        if not K.check_device_proof(rkey, dnonce, hnonce, dproof):
-            raise UserError("the shoe on %s did not prove it holds the key: it is not %s" % (
-                self.path, device), hint="check which shoe is on this port")
-        self.session = K.Session(device, role, K.session_key(rkey, dnonce, hnonce), session_no)
+        self.session = K.open_session(self.call, rkey, role, device, self.path)
         if keep:
             self.credentials = (key, role)
         return self.session

@@ -3,11 +3,12 @@ Each prints what the shoe answered (the table after a dealing command)."""
 
 import argparse
 import json
+import os
 import sys
 import time
 
 from . import view
-from .client import Client
+from .client import Client, LinkDown, ShoeError
 from .engine import firmware_imports, wire
 from .errors import UserError
 
@@ -22,12 +23,46 @@ def _seats(text):
         for part in text.split(","):
             if "-" in part:
                 a, b = part.split("-")
-                out.extend(range(int(a), int(b) + 1))
+                a, b = int(a), int(b)
+                if a > b:
+                    raise argparse.ArgumentTypeError(
+                        "%d-%d runs backwards: write the lower seat first (%d-%d)" % (a, b, b, a))
+                out.extend(range(a, b + 1))
             elif part.strip():
                 out.append(int(part))
     except ValueError:
         raise argparse.ArgumentTypeError("seats must look like 1-6,8 (not %r)" % text)
-    return out
+    if not out:
+        raise argparse.ArgumentTypeError("no seat in %r: seats look like 1-6,8" % text)
+    for s in out:
+        if not 1 <= s <= 10:
+            raise argparse.ArgumentTypeError("seat %d: seats are 1..10" % s)
+    if len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError("a seat is named twice in %r" % text)
+    return sorted(out)
+
+
+def _seat(text):
+    """A seat number 1..10 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a seat is a number 1..10, not %r" % text)
+    if not 1 <= n <= 10:
+        raise argparse.ArgumentTypeError("seats are 1..10, not %d" % n)
+    return n
+
+
+def _positive(text):
+    """A card number counted from 1 (argparse type)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %r" % text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("counts from 1 (1 = the first card the seat "
+                                         "received), not %d" % n)
+    return n
 
 
 def _value(text):
@@ -50,10 +85,13 @@ def add_command(sub):
                                   "gives it)")
     p.add_argument("--seats", type=_seats, help="occupied seats, e.g. 1-9 (needed unless the "
                                                 "profile gives them)")
-    p.add_argument("--button", type=int, default=None, help="the dealer button's seat")
+    p.add_argument("--button", type=_seat, default=None,
+                   help="the dealer button's seat, one of --seats (default: the profile's, "
+                        "else the highest seat; stud has none)")
     p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
                    help="override one house setting (repeatable; over the profile's)")
+    p.add_argument("--json", action="store_true", help="the shoe's status afterwards, as JSON")
     p.set_defaults(func=config)
 
     p = sub.add_parser("status", help="the table as the shoe knows it")
@@ -61,12 +99,12 @@ def add_command(sub):
     p.set_defaults(func=status)
 
     p = sub.add_parser("hand", help="start the next hand (the shoe shuffles)")
-    p.add_argument("--button", type=int, default=0,
+    p.add_argument("--button", type=_seat, default=0,
                    help="button seat (default: moves on; stays after a misdeal)")
     p.set_defaults(func=hand)
 
     p = sub.add_parser("deal", help="the initial deal (starts a hand if none is in progress)")
-    p.add_argument("--cards", type=int, default=0, help="only the next N cards of it")
+    p.add_argument("--cards", type=_positive, default=0, help="only the next N cards of it")
     p.set_defaults(func=deal)
 
     p = sub.add_parser("street", help="the next street: burn, then the board or stud cards")
@@ -77,15 +115,18 @@ def add_command(sub):
                    help="a seat's discards, e.g. 3:2c,7d (repeatable; seats not named stand pat)")
     p.set_defaults(func=draw)
 
-    p = sub.add_parser("action", help="a betting action in turn")
-    p.add_argument("seat", type=int)
+    text = ("a betting action, reported as it happens: the shoe counts it toward the misdeal "
+            "window and the missing-card procedures (it does not check the order of play yet)")
+    p = sub.add_parser("action", help=text, description=text)
+    p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
     p.add_argument("what", choices=("exposed", "premature", "misdeal"))
-    p.add_argument("--seat", type=int, default=0, help="exposed: the seat")
-    p.add_argument("--card", type=int, default=0, help="exposed: which card (1 = first received)")
+    p.add_argument("--seat", type=_seat, default=0, help="exposed: the seat")
+    p.add_argument("--card", type=_positive, default=0,
+                   help="exposed: which card (1 = first received)")
     p.set_defaults(func=report)
 
     p = sub.add_parser("end", help="the hand is over")
@@ -140,19 +181,62 @@ def connect(args, backlog=False, on_event=None, catalogue=False):
     (if any) for this port and shoe; no new login (the commands run as the role logged in)."""
     from .client import connect as open_client
 
+    from . import served
+
     if not args.port:
         raise UserError("this command talks to a shoe: give --port PORT",
                         hint="`facedown sim` starts a virtual shoe and prints its port")
-    return open_client(args.port, backlog=backlog, stored=True, find=False, catalogue=catalogue,
-                       on_event=on_event)
+    remote = served.connect(args.port, backlog=backlog, on_event=on_event)
+    if remote is not None:  # `facedown serve` owns the port: through it
+        return remote
+    client = open_client(args.port, backlog=backlog, stored=True, find=False,
+                         catalogue=catalogue, on_event=on_event)
+    _unanswered_note(args.port)
+    return client
+
+
+def _unanswered_path(port):
+    from . import keys
+
+    return keys.session_path(port)[:-len(".json")] + ".unanswered"
+
+
+def _unanswered(port, command):
+    """A command that got no answer: the next command on this port says so (the shoe may have
+    carried it out, in part, before it stopped answering)."""
+    from . import keys
+
+    path = _unanswered_path(port)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"command": command, "time": time.time()}, f)
+    return path
+
+
+def _unanswered_note(port):
+    path = _unanswered_path(port)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        os.remove(path)
+    except (OSError, ValueError):
+        return
+    print("facedown: note: `%s` (sent %s) got no answer: the shoe may have carried it out in "
+          "part before it stopped; the table it shows now is below (a deal or street it shows "
+          "incomplete is finished by sending it again)" % (
+              d.get("command"), time.strftime("%H:%M:%S", time.localtime(d.get("time", 0)))),
+          file=sys.stderr)
 
 
 def login(args):
-    from . import keys
+    from . import keys, served
 
-    client = Client(args.port).open() if args.port else None
-    if client is None:
+    if not args.port:
         raise UserError("login talks to a shoe: give --port PORT")
+    remote = served.connect(args.port, stored=False)
+    if remote is not None:
+        return served.login_command(remote, args)
+    client = Client(args.port).open()
     try:
         info = client.identify()
         key = keys.find_key(info["device_id"], args.key_file)
@@ -173,14 +257,17 @@ def login(args):
 def logout(args):
     from . import keys
 
+    from . import served
+
     client = connect(args)
     try:
-        if client.session is None:
+        if client.session is None and getattr(client, "role", "public") == "public":
             print("no session open on %s" % args.port)
             return 0
         client.logout()
     finally:
         keys.drop_session(args.port)
+        served.drop_token(args.port)
         client.close()
     print("session closed")
     return 0
@@ -200,9 +287,17 @@ def keys_command(args):
         if not names:
             print("no keys in %s" % folder)
         return 0
+    if not args.out:
+        raise UserError("keys derive needs --out FILE (where to write the %s key)" % args.role)
+    if not (args.device or args.key_file or os.environ.get(keys.ENV_KEY_FILE)
+            or os.environ.get(keys.ENV_KEY)):
+        raise UserError("keys derive needs the shoe's key: --device ID (its key in the key "
+                        "store) or --key-file FILE", hint="facedown keys list shows the store")
     key = keys.find_key(args.device, args.key_file)
-    if key is None or not args.out:
-        raise UserError("derive needs the shoe's key (--device ID or --key-file) and --out FILE")
+    if key is None:
+        raise UserError("no key for %s in the key store (%s)" % (
+            args.device, keys.keystore_path(args.device)),
+            hint="facedown keys list shows the shoes it holds; or give --key-file FILE")
     key.derive(args.role).save(args.out)
     print("%s key of %s written to %s" % (args.role, key.device or "the shoe", args.out))
     return 0
@@ -268,7 +363,20 @@ def telemetry(args):
     return 0
 
 
-def show(client, args):
+def config_line(cfg):
+    """The configuration a shoe holds, as one line: game, seats, button, rulebook, overrides."""
+    seats = ",".join(str(x) for x in cfg["seats"])
+    house = cfg.get("house") or {}
+    return "%s, seats %s, %s, %s, %s" % (
+        cfg["game"], seats, "button %s" % cfg["button"] if cfg.get("button") else "no button",
+        view.RULES.get(cfg["rules"], cfg["rules"]),
+        "house " + ", ".join("%s=%s" % (k, json.dumps(v) if isinstance(v, bool) else v)
+                             for k, v in sorted(house.items())) if house
+        else "no house overrides")
+
+
+def show(client, args, before=None):
+    """The table after a command (before: the status before it, to name what it did)."""
     st = client.status()
     if getattr(args, "json", False):
         print(json.dumps(st, indent=1))
@@ -277,12 +385,26 @@ def show(client, args):
     if table is None:
         cfg = st.get("config")
         print("hand %d: no hand in progress%s" % (st["hand"], "" if cfg is None else
-                                                   " (%s, seats %s)" % (cfg["game"], cfg["seats"])))
+                                                   " (%s)" % config_line(cfg)))
         return 0
     print("hand %d" % st["hand"])
     print(view.render(table))
     if st.get("fault"):
         print(stopped_line(st["fault"]))
+    if before is not None:
+        was = before.get("table") if before.get("hand") == st["hand"] else None
+        old = len(was.get("procedures") or []) if was else 0
+        new = view.procedure_refs(table, old)
+        status = table["status"]
+        changed = was is not None and was["status"] != status
+        what = " ".join(str(x) for x in [args.command] + [
+            getattr(args, k) for k in ("what", "seat", "kind") if getattr(args, k, None)])
+        if new:
+            print("%s: the shoe applied %s" % (what, "; ".join(
+                "%s (%s)" % (p, r) for p, r in view.procedure_refs(table, old))))
+        if changed and status != "dealing":
+            print("%s: hand %d is %s%s" % (what, st["hand"], status.upper(),
+                                          ": " + table["reason"] if table.get("reason") else ""))
     return 0
 
 
@@ -308,8 +430,18 @@ def status(args):
 def run_shoe(args, fn):
     client = connect(args)
     try:
-        fn(client)
-        return show(client, args)
+        moves = args.command in Client.MOVES or args.command == "action"
+        before = client.status() if moves and not getattr(args, "json", False) else None
+        try:
+            fn(client)
+        except LinkDown as e:
+            if args.command in Client.MOVES or args.command == "action":
+                _unanswered(args.port, args.command)
+                raise LinkDown("%s: it may have carried out part of %s before it stopped" % (
+                    e, args.command), hint="once it answers again, `facedown --port %s status` "
+                                           "shows what it did" % args.port)
+            raise
+        return show(client, args, before)
     finally:
         client.close()
 
@@ -357,8 +489,24 @@ def config(args):
         if not 1 <= s <= 10:
             raise UserError("seat %d: seats are 1..10" % s)
         mask |= 1 << s
-    return run_shoe(args, lambda c: c.call("config", game, mask, button, rules,
-                                           json.dumps(house, separators=(",", ":"))))
+    if button and button not in seats:
+        raise UserError("--button %d is not one of the seats (%s)" % (
+            button, ",".join(str(s) for s in seats)),
+            hint="the button is an occupied seat's, e.g. --button %d" % seats[-1])
+    client = connect(args)
+    try:
+        client.call("config", game, mask, button, rules, json.dumps(house, separators=(",", ":")))
+        st = client.status()
+    finally:
+        client.close()
+    if args.json:
+        print(json.dumps(st, indent=1))
+        return 0
+    print("configured %s: %s%s" % (args.port, config_line(st["config"]),
+                                   " (profile %s)" % args.profile if args.profile else ""))
+    print("the next hand is %d: `facedown --port %s deal` starts it" % (st["hand"] + 1,
+                                                                         args.port))
+    return 0
 
 
 def hand(args):
@@ -369,7 +517,11 @@ def deal(args):
     def go(c):
         table = c.status().get("table")
         if table is None or table["status"] != "dealing":
-            c.call("hand", 0)  # the last hand is over: the next one (the shoe shuffles)
+            try:  # the last hand is over: the next one (the shoe shuffles)
+                c.call("hand", 0)
+            except ShoeError as e:  # said as the user's command, not the one it sent
+                raise ShoeError(e.code, e.message.replace("hand needs", "deal needs", 1)
+                                if isinstance(e.message, str) else e.message, "deal", args.port)
         c.call("deal", args.cards)
     return run_shoe(args, go)
 
@@ -397,8 +549,15 @@ def action(args):
 
 def report(args):
     what = {"exposed": 1, "premature": 2, "misdeal": 3}[args.what]
-    if what == 1 and not (args.seat and args.card):
-        raise UserError("report exposed needs --seat and --card")
+    if what == 1:
+        missing = [f for f, v in (("--seat S", args.seat), ("--card K", args.card)) if not v]
+        if missing:
+            raise UserError("report exposed needs %s" % " and ".join(missing),
+                            hint="e.g. report exposed --seat 3 --card 1 (1 = the first card "
+                                 "the seat received)")
+    elif args.seat or args.card:
+        raise UserError("report %s takes no --seat or --card (they name an exposed card)"
+                        % args.what)
     return run_shoe(args, lambda c: c.call("report", what, args.seat, args.card))
 
 
@@ -453,7 +612,7 @@ def watch(args):
         table = st.get("table")
         # without a table session the down cards are hidden: the table is read again after
         # each event instead of followed card by card
-        state["blind"] = client.session is None
+        state["blind"] = not getattr(client, "sees_down_cards", client.session is not None)
         state["mirror"] = Mirror.from_record(table) if table and not state["blind"] else None
         state["table"] = table
 

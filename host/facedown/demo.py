@@ -23,19 +23,52 @@ ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
 
 def add_command(sub):
     p = sub.add_parser("demo", help="a virtual shoe dealing hands with irregularities, live")
-    p.add_argument("--hands", type=int, default=12, help="how many hands (default 12)")
+    p.add_argument("--hands", type=_count, default=12, help="how many hands (default 12)")
     p.add_argument("--seed", type=int, default=None, help="repeat a run exactly")
-    p.add_argument("--feed-ms", type=int, default=25, help="time one card takes to come out")
+    p.add_argument("--feed-ms", type=_ms, default=25, help="time one card takes to come out")
     p.add_argument("--rules", default="tda2024", choices=("tda2024", "robert"))
     p.add_argument("--scenarios", action="store_true",
                    help="replay the bundled example scenarios instead")
     p.add_argument("--micropython", action="store_true",
                    help="with --scenarios: run the engine under the MicroPython unix port")
-    p.add_argument("pattern", nargs="?", default="*", help="with --scenarios: a name pattern")
+    p.add_argument("pattern", nargs="?", default="*",
+                   help="with --scenarios: a name or a glob of names (premature: every "
+                        "scenario with it in its name)")
     p.set_defaults(func=run)
 
 
+def _count(text):
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %r" % text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %d" % n)
+    return n
+
+
+def _ms(text):
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("milliseconds, 0 or more, not %r" % text)
+    if n < 0:
+        raise argparse.ArgumentTypeError("milliseconds, 0 or more, not %d" % n)
+    return n
+
+
 def run(args):
+    if not args.scenarios and (args.pattern != "*" or args.micropython):
+        from .errors import UserError
+
+        raise UserError("%s goes with --scenarios" % ("a pattern (%r)" % args.pattern
+                                                     if args.pattern != "*" else "--micropython"),
+                        hint="facedown demo --scenarios %s" % (
+                            args.pattern if args.pattern != "*" else "--micropython"))
     if args.scenarios:
         return run_scenarios(args)
     return Demo(args).run()
@@ -44,12 +77,22 @@ def run(args):
 # ----------------------------------------------------------------------- bundled scenarios
 
 def scenario_files(pattern="*"):
+    """The bundled scenarios a pattern names: a glob, or a bare word matching inside names."""
     folder = os.path.join(engine.ROOT, "tests", "scenarios")
+    if pattern.endswith(".json"):
+        pattern = pattern[:-5]
+    if not glob.has_magic(pattern):
+        pattern = "*" + pattern + "*"
     return sorted(glob.glob(os.path.join(folder, pattern + ".json")))
 
 
 def run_scenarios(args):
     files = scenario_files(args.pattern)
+    if not files:
+        from .errors import UserError
+
+        raise UserError("no bundled scenario matches %r" % args.pattern,
+                        hint="they are in tests/scenarios/, e.g. demo --scenarios premature")
     procedures = set()
     for path in files:
         scn = load(path)

@@ -448,6 +448,9 @@ class Maintenance:
         self.key = key          # keys.Key to open the maintenance session with (None: find one)
         self.info = None        # identify's answer (None: the shoe was at its REPL already)
         self.platform = None    # sys.platform on the shoe, when asked
+        from . import portlock
+
+        self.lock = portlock.hold(port)  # the port is this process's until this is dropped
 
     # -- the line ---------------------------------------------------------------------------------
 

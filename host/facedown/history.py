@@ -17,12 +17,24 @@ from .mirror import Mirror, StreamError
 def add_command(sub):
     p = sub.add_parser("history", help="hand histories stored on the shoe (hash-chained)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--last", type=int, default=20, metavar="N", help="the last N hands")
-    which.add_argument("--hand", type=int, metavar="N", help="one hand by number")
+    which.add_argument("--last", type=_count, default=20, metavar="N", help="the last N hands")
+    which.add_argument("--hand", type=_count, metavar="N", help="one hand by number (from 1)")
     p.add_argument("--json", action="store_true", help="the hand records as JSON")
     p.add_argument("--format", choices=("table", "json", "phh"), default=None,
                    help="table (default), json, or phh (the open hand-history format)")
     p.set_defaults(func=run)
+
+
+def _count(text):
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %r" % text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("a number 1 or more, not %d" % n)
+    return n
 
 
 def fetch(client, number):

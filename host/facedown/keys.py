@@ -195,3 +195,19 @@ def check_device_proof(rkey, device_nonce, host_nonce, proof):
 
 def session_key(rkey, device_nonce, host_nonce):
     return mac(rkey, W.session_message(device_nonce, host_nonce))
+
+
+def open_session(call, rkey, role, device, where):
+    """The challenge-response that opens a session of role (a name) on a shoe, through
+    call(name, *args) (a serial Client's, or a server's relay): the proof with the role key
+    rkey, and the shoe's proof that it holds the key too. Returns the Session."""
+    number = ROLES[role]
+    (dnonce,) = call("challenge", number)
+    hnonce = os.urandom(W.NONCE)
+    when = int(time.time())
+    proof = login_proof(rkey, number, device, dnonce, hnonce, when)
+    dproof, session_no = call("login", hnonce, proof, when)
+    if not check_device_proof(rkey, dnonce, hnonce, dproof):
+        raise UserError("the shoe on %s did not prove it holds the key: it is not %s" % (
+            where, device), hint="check which shoe is on this port")
+    return Session(device, role, session_key(rkey, dnonce, hnonce), session_no)

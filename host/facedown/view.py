@@ -21,20 +21,65 @@ def cards(texts, unicode=True):
     return " ".join(card(t, unicode=unicode) for t in texts) or "-"
 
 
-def procedure_lines(record):
-    """One line per procedure applied: rule, id, what the shoe did."""
+def procedure_refs(record, first=0):
+    """[(procedure id, rule reference)] of the procedures applied, from the first-th on."""
+    out = []
+    for line in _procedures(record)[first:]:
+        out.append((line["procedure"], line["rule"]))
+    return out
+
+
+def _procedures(record):
     from .engine import scenario_module
 
     scenario_module()  # puts the firmware's core on the path
+    from shoe.procedures import INDEX, rule
+
+    log = record.get("log")
+    if log is None:
+        log = [{"procedure": p, "rule": rule(INDEX[p], record.get("rules", "tda2024"))}
+               for p in record.get("procedures") or [] if p in INDEX]
+    return [e for e in log if "procedure" in e]
+
+
+def procedure_lines(record, first=0):
+    """One line per procedure applied (from the first-th on): rule, id, what the shoe did. From
+    the record's log, or, for a table without its log (the shoe's status), from its list of
+    procedure ids, each with the reference of the rulebook in force."""
+    procs = _procedures(record)[first:]
     from shoe.procedures import INDEX, text
 
     out = []
-    for e in record.get("log", []):
-        if "procedure" in e:
-            where = " (seat %d)" % e["seat"] if "seat" in e else ""
-            out.append("%-22s %s%s: %s" % (e["rule"], e["procedure"], where,
-                                          text(INDEX[e["procedure"]])))
+    for e in procs:
+        where = " (seat %d)" % e["seat"] if "seat" in e else ""
+        out.append("%-22s %s%s: %s" % (e["rule"], e["procedure"], where,
+                                      text(INDEX[e["procedure"]])))
     return out
+
+
+def phase(record):
+    """Where a hand in progress is: 'the initial deal', 'before the flop', 'flop', 'turn',
+    'river', 'the draw', '4th street'... (from the cards on the table)."""
+    from .engine import scenario_module
+
+    scenario_module()
+    from shoe import games as G
+
+    game = G.GAMES.get(record.get("game"))
+    if game is None:
+        return "in progress"
+    held = [len(h) for h in record.get("seats", {}).values()]
+    most = max(held) if held else 0
+    if game[0] == G.STUD:
+        if most < 3:
+            return "the initial deal"
+        return "%d%s street" % (most, {3: "rd"}.get(most, "th"))
+    if most < game[2] and not record.get("board"):
+        return "the initial deal"
+    if game[0] == G.DRAW:
+        return "after the deal"
+    return {0: "before the flop", 3: "flop", 4: "turn", 5: "river"}.get(
+        len(record.get("board") or ()), "the board")
 
 
 def fault_lines(record):
@@ -76,6 +121,8 @@ def render(record, title=None, unicode=True):
     if record.get("button") is not None:
         head += " | button %s" % record["button"]
     head += " | %s" % record["status"].upper()
+    if record["status"] == "dealing":
+        head += ": %s" % phase(record)
     if record.get("reason"):
         head += ": %s" % record["reason"]
     lines.append(head)

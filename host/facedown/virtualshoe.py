@@ -35,10 +35,10 @@ import tempfile
 import time
 import weakref
 
-from .build import compile_folder
+from .build import compile_folder, lay_out
 from .nullmodem import NullModem
 
-__all__ = ["VirtualShoe", "find_micropython", "default_sources", "REPO_ROOT"]
+__all__ = ["VirtualShoe", "find_micropython", "REPO_ROOT"]
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOG_NAME = "shoe.log"
@@ -249,15 +249,6 @@ def find_micropython():
         "or set FACEDOWN_MICROPYTHON" % os.path.join(os.path.dirname(sys.executable), "micropython"))
 
 
-def default_sources(root=REPO_ROOT):
-    """The default flash contents: (source, destination in flash, required) triples."""
-    return [
-        (os.path.join(root, "firmware"), "", True),
-        (os.path.join(root, "protocol", "wire.py"), "wire.py", False),
-        (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json", False),
-    ]
-
-
 def _kill_group(proc):
     """SIGKILL the process and its group (it runs in a session of its own); reap it."""
     if proc is None or proc.poll() is not None:
@@ -280,6 +271,9 @@ def _finalize(state):
     modem = state.get("modem_owned")
     if modem is not None:
         modem.close()
+    lock = state.pop("flash_lock", None)
+    if lock is not None:
+        lock.release()
     tmp = state.get("tmpdir")
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -297,7 +291,10 @@ class VirtualShoe:
                 what it holds) and never removed.
     sources     what to copy into flash: paths or (path, dest) pairs; a folder's contents go
                 under dest ("" = the flash root), a file becomes dest (default: its name).
-                Default: firmware/* to the root and protocol/wire.py (if present) to wire.py.
+                Default: the image facedown.build lays out (firmware/* at the root, wire.py as
+                the image's, pinmap.json), so its files hash as `facedown image` builds them.
+    install     False: install nothing, boot what the flash folder holds (what `facedown
+                deploy` left there; its device.key is the shoe's key), as a shoe powered on.
     main        a script to install as main.py (overrides the firmware's).
     env         extra environment for the process (e.g. {"FACEDOWN_SIM": "..."}).
     nullmodem   a NullModem to use (not closed by close()), or a dict of NullModem kwargs.
@@ -327,7 +324,8 @@ class VirtualShoe:
 
     def __init__(self, flash=None, sources=None, main=None, env=None, nullmodem=None, heapsize=HEAP,
                  micropython=None, ready_line=None, ready_timeout=10.0, keep=False, args=(),
-                 compile=True, repl=None, provision=True, romfs=None, littlefs=None):
+                 compile=True, repl=None, provision=True, romfs=None, littlefs=None,
+                 install=True):
         self.micropython = micropython or find_micropython()
         self.romfs = romfs
         self.littlefs = littlefs
@@ -355,13 +353,22 @@ class VirtualShoe:
                 self._state["tmpdir"] = self.flash
         else:
             self.flash = os.path.abspath(flash)
+            if os.path.exists(self.flash) and not os.path.isdir(self.flash):
+                raise NotADirectoryError("the flash folder %s is a file" % self.flash)
             os.makedirs(self.flash, exist_ok=True)
+            from .portlock import hold
+
+            # one shoe per flash folder: a second would share its device id and journal
+            self._state["flash_lock"] = hold(self.flash, "flash")
         self._finalizer = weakref.finalize(self, _finalize, self._state)
         try:
             if littlefs:  # a fresh Pico: only the boot stub, outside its filesystem
                 self._stub()
+            elif not install:
+                if self.provision:
+                    self._load_key()
             else:
-                self._install(default_sources() if sources is None else sources, main)
+                self._install(sources, main)
             if isinstance(nullmodem, NullModem):
                 self.modem = nullmodem
             else:
@@ -374,6 +381,9 @@ class VirtualShoe:
     # -- flash ------------------------------------------------------------------------------------
 
     def _install(self, sources, main):
+        if sources is None:
+            lay_out(self.flash)
+            sources = ()
         for item in sources:
             required = True
             if isinstance(item, (str, os.PathLike)):
@@ -419,13 +429,9 @@ class VirtualShoe:
                 f.write("sim-" + os.urandom(4).hex())
         with open(id_path) as f:
             device = f.read().strip()
-        key_path = os.path.join(self.flash, "device.key")
-        if os.path.exists(key_path):
-            with open(key_path) as f:
-                self.key = keys.Key(device, "device", bytes.fromhex(f.read().strip()))
-        else:
+        if not self._load_key():
             self.key = keys.Key.generate(device)
-            with open(key_path, "w") as f:
+            with open(os.path.join(self.flash, "device.key"), "w") as f:
                 f.write(self.key.key.hex())
         files = sorted(os.path.relpath(os.path.join(d, n), self.flash).replace(os.sep, "/")
                        for d, _, names in os.walk(self.flash) for n in names)
@@ -436,6 +442,20 @@ class VirtualShoe:
             data = f.read()
         with open(os.path.join(self.flash, "manifest.mac"), "w") as f:
             f.write(self.key.manifest_mac(data))
+
+    def _load_key(self):
+        """The shoe's own key from its flash folder (device_id, device.key) into self.key;
+        False if it has none."""
+        from . import keys
+
+        try:
+            with open(os.path.join(self.flash, "device_id")) as f:
+                device = f.read().strip()
+            with open(os.path.join(self.flash, "device.key")) as f:
+                self.key = keys.Key(device, "device", bytes.fromhex(f.read().strip()))
+        except (OSError, ValueError):
+            return False
+        return True
 
     def connect(self, role="maintenance", **kwargs):
         """A client.Client on this shoe, logged in with its key (role maintenance: everything

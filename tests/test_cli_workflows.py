@@ -1,0 +1,251 @@
+"""The documented workflows as a user meets them: `facedown` commands in subprocesses against
+a real `facedown sim` (issue 16)."""
+
+import os
+import re
+
+import pytest
+
+from cli import Sim, run
+from facedown.virtualshoe import VirtualShoe
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
+    with Sim("--flash", tmp_path / "flash") as sim:
+        out = ok(run("--port", sim.port, "verify", "--no-reset"))
+        # the sim's files are the image `facedown image` builds: wire.mpy included
+        assert "MISMATCH" not in out and re.search(r"OK: \d+ match, 0 mismatch", out), out
+        ok(run("--port", sim.port, "verify"))  # the reset: the sim boots again
+        assert "deployed firmware" in ok(run("--port", sim.port, "deploy"))
+        assert "OK:" in ok(run("--port", sim.port, "verify"))
+        assert "device %s" % sim.device in ok(run("--port", sim.port, "identify"))
+        refused = run("--port", sim.port, "provision")
+        assert refused.returncode != 0 and "already has its key" in refused.stderr
+        assert "device %s" % sim.device in ok(run("--port", sim.port, "identify"))
+        assert sim.alive()
+
+
+def test_a_sim_restarted_on_its_folder_boots_what_is_installed_there(tmp_path):
+    flash = tmp_path / "flash"
+    path = os.path.join(flash, "device.py")
+    # a shoe whose folder holds another firmware (as a deploy of an older release leaves it)
+    with VirtualShoe(flash=flash, compile=False) as s:
+        s.stop()
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
+    with Sim("--flash", flash) as sim:
+        out = ok(run("--port", sim.port, "identify"))
+        assert "firmware 0.0.1-old" in out, out  # not the checkout's copied over it
+        assert "booted what is installed there" in sim.lines[0]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    """One `facedown sim` for the misuse tests (a flash folder of its own)."""
+    with Sim("--flash", tmp_path_factory.mktemp("misuse") / "flash") as s:
+        yield s
+
+
+def err(proc, code=None):
+    """The one line (and hint) a refused command prints; no traceback."""
+    assert proc.returncode != 0, proc.stdout
+    if code is not None:
+        assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+def test_global_options_after_the_command(sim):
+    assert "device %s" % sim.device in ok(run("identify", "--port", sim.port))
+    assert "session" in ok(run("login", "--port", sim.port, "--role", "maintenance"))
+    out = ok(run("config", "--port", sim.port, "--game", "holdem", "--seats", "1-6",
+                 "--button", "6", "--debug"))
+    assert "holdem" in out
+    # every command that talks to a shoe lists --port in its help
+    for command in ("replay", "deploy", "verify", "history", "status", "watch", "deal"):
+        assert "--port PORT" in ok(run(command, "--help")), command
+    assert "--port" not in ok(run("pots", "--help"))
+
+
+@pytest.mark.parametrize("argv, says", [
+    (("config", "--game", "holdem", "--seats", "9-1"), "9-1 runs backwards"),
+    (("config", "--game", "holdem", "--seats", "1-6", "--button", "0"), "seats are 1..10, not 0"),
+    (("config", "--game", "holdem", "--seats", "1-6", "--button", "9"),
+     "--button 9 is not one of the seats (1,2,3,4,5,6)"),
+    (("config", "--game", "holdem", "--seats", "0-3"), "seat 0: seats are 1..10"),
+    (("report", "exposed", "--seat", "1", "--card", "0"), "counts from 1"),
+    (("report", "exposed", "--seat", "1"), "report exposed needs --card K"),
+    (("report", "premature", "--seat", "1"), "takes no --seat or --card"),
+    (("deal", "--cards", "0"), "counts from 1"),
+    (("history", "--last", "0"), "a number 1 or more, not 0"),
+    (("action", "0", "call"), "seats are 1..10, not 0"),
+])
+def test_misuse_names_the_real_mistake(sim, argv, says):
+    assert says in err(run("--port", sim.port, *argv))
+
+
+def test_misuse_without_a_shoe(tmp_path):
+    assert "keys derive needs --out FILE" in err(run("keys", "derive", "--device", "x"))
+    e = err(run("keys", "derive", "--device", "sim-none", "--out", tmp_path / "k"))
+    assert "no key for sim-none in the key store" in e and "missing" not in e
+    assert "keys derive needs the shoe's key" in err(run("keys", "derive", "--out", tmp_path / "k"))
+    assert "no bundled scenario matches 'nosuch'" in err(run("demo", "--scenarios", "nosuch"))
+    assert "a number 1 or more, not 0" in err(run("demo", "--hands", "0"))
+    assert "milliseconds, 0 or more" in err(run("demo", "--feed-ms", "-5"))
+    assert "goes with --scenarios" in err(run("demo", "premature"))
+    assert "--deck has 4 cards" in err(run("sim", "--deck", "AhKd7c2s"))
+    assert "'Xx' is not a card" in err(run("sim", "--deck", "AhXx"))
+    assert "--feed-ms is a time in milliseconds" in err(run("sim", "--feed-ms", "-5"))
+    e = err(run("sim", "--flash", "/etc/passwd"))
+    assert "--flash /etc/passwd is a file" in e
+    scn = tmp_path / "nobutton.json"
+    scn.write_text('{"game": "holdem", "seats": [1, 2, 3], "steps": [{"do": "deal"}]}')
+    e = err(run("replay", scn, "--in-process"))
+    assert 'holdem needs "button"' in e and "None" not in e
+
+
+def test_demo_scenarios_takes_a_bare_word(capsys):
+    out = ok(run("demo", "--scenarios", "premature-turn"))
+    m = re.search(r"(\d+) scenarios replayed", out)
+    assert m and int(m.group(1)) >= 2, out
+
+
+def test_a_session_is_named_as_the_user_s_command(sim):
+    run("--port", sim.port, "logout")
+    e = err(run("--port", sim.port, "deal"))
+    assert e.startswith("facedown: error: deal: deal needs a table session"), e
+    assert "login --role table" in e and "--port %s" % sim.port in e
+    assert "sim_*" not in e and "PORT" not in e
+
+
+def test_piping_into_head_is_quiet(sim):
+    import subprocess
+
+    from cli import FACEDOWN, env
+
+    for command in ("demo --scenarios '0*'", "--port %s status" % sim.port):
+        p = subprocess.run("%s %s | head -1" % (FACEDOWN, command), shell=True,
+                           executable="/bin/bash", capture_output=True, text=True, env=env())
+        assert p.stdout.strip() and "Error" not in p.stderr, p.stderr
+
+
+def test_a_second_process_on_the_port_is_refused_and_changes_nothing(sim):
+    import subprocess
+
+    from cli import FACEDOWN, env
+
+    watch = subprocess.Popen([FACEDOWN, "--port", sim.port, "watch", "--lines", "--seconds",
+                              "6"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env())
+    try:
+        import time
+
+        time.sleep(2.5)  # the watch has the port
+        e = err(run("--port", sim.port, "status"))
+        assert e.startswith("facedown: error: %s is in use by pid %d (facedown watch)"
+                            % (sim.port, watch.pid)), e
+        out, werr = watch.communicate(timeout=20)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+    assert watch.returncode == 0 and "unreadable" not in werr + out, werr
+    ok(run("--port", sim.port, "status"))  # the port is free again
+
+
+def test_a_second_sim_on_one_flash_folder_refuses(sim):
+    e = err(run("sim", "--flash", sim.flash, timeout=30))
+    assert "the flash folder %s is in use by pid" % sim.flash in e and "facedown sim" in e, e
+    assert "device %s" % sim.device in ok(run("--port", sim.port, "identify"))
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_a_shoe_that_dies_mid_deal_does_not_answer_and_the_next_command_says_what_it_did(
+        tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    from cli import FACEDOWN, env
+
+    flash = tmp_path / "flash"
+    sim = Sim("--flash", flash, "--feed-ms", "300")
+    try:
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-9"))
+        deal = subprocess.Popen([FACEDOWN, "--port", sim.port, "deal"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env())
+        from facedown import portlock
+
+        end = time.monotonic() + 30
+        while portlock.owner(portlock.lock_path(sim.port))[0] != deal.pid:
+            assert time.monotonic() < end and deal.poll() is None, deal.communicate()
+            time.sleep(0.05)
+        time.sleep(2.0)  # the deal has begun: some cards are out
+        shoe = _children(sim.proc.pid)
+        sim.kill()  # the power goes: the sim and its firmware with it
+        for pid in shoe:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        out, e = deal.communicate(timeout=60)
+    finally:
+        sim.stop()
+    assert deal.returncode != 0 and "Traceback" not in e and "AttributeError" not in e, e
+    assert "the shoe on %s does not answer (deal)" % sim.port in e, e
+    assert "it may have carried out part of deal" in e
+    with Sim("--flash", flash, "--feed-ms", "0") as again:  # the power is back
+        ok(run("--port", again.port, "login", "--role", "maintenance"))
+        st = run("--port", again.port, "status")
+        out = ok(st)
+        if again.port == sim.port:  # the note is the port's (the pty may be another now)
+            assert "`deal` (sent" in st.stderr and "got no answer" in st.stderr, st.stderr
+        assert "DEALING" in out or "dealing" in out.lower(), out  # the hand it had started
+        out = ok(run("--port", again.port, "deal"))  # sent again, it finishes the deal
+        assert out.count("seat ") >= 9 and "[" in out
+
+
+def test_commands_say_what_the_shoe_did(sim):
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    out = ok(run("--port", sim.port, "config", "--profile", "profiles/room.toml", "--rules",
+                 "robert", "--button", "3", "--house", "premature_turn=reshuffle"))
+    assert ("holdem, seats 1,2,3,4,5,6,7,8,9, button 3, Robert's Rules of Poker, house "
+            in out) and "premature_turn=reshuffle" in out and "(profile profiles/room.toml)" \
+        in out, out
+    out = ok(run("--port", sim.port, "deal"))
+    assert "DEALING: before the flop" in out, out
+    assert "DEALING: flop" in ok(run("--port", sim.port, "street"))
+    assert "DEALING: turn" in ok(run("--port", sim.port, "street"))
+    out = ok(run("--port", sim.port, "report", "premature"))
+    # the procedure, its rule (a house setting here: Robert's sets the turn aside), and a line
+    assert "> house setting          premature-turn: " in out, out
+    assert "report premature: the shoe applied premature-turn (house setting)" in out, out
+    assert "> house setting          premature-turn: " in ok(run("--port", sim.port, "status"))
+    ok(run("--port", sim.port, "end"))
+
+
+def test_an_action_during_a_partial_deal_is_reported(sim):
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6", "--button", "6"))
+    assert "DEALING: the initial deal" in ok(run("--port", sim.port, "deal", "--cards", "3"))
+    out = ok(run("--port", sim.port, "action", "5", "call"))
+    assert "action 5 call: the shoe applied misdeal-short (TDA 35-A-5)" in out, out
+    assert "action 5 call: hand" in out and "is MISDEAL" in out, out
+    help_text = ok(run("action", "--help"))
+    assert "in turn" not in help_text and "does not check the order" in help_text
