@@ -40,33 +40,39 @@ for _i, _row in enumerate(SETTINGS):
     _INDEX[_row[0]] = _i
 
 
-def _near(key):
+def _near(key, table=SETTINGS):
     """The settings sharing a word with key (all of them if none does): short enough for a
     protocol error reply."""
     words = key.split("_")
-    near = [row[0] for row in SETTINGS if [w for w in words if len(w) > 2 and w in row[0]]]
-    return near or [row[0] for row in SETTINGS]
+    near = [row[0] for row in table if [w for w in words if len(w) > 2 and w in row[0]]]
+    return near or [row[0] for row in table]
 
 
-def profile(rules, overrides=None):
-    """The settings dict of a rulebook with overrides. Raises ValueError with a clear message."""
+def profile(rules, overrides=None, table=SETTINGS, what="house setting"):
+    """The settings dict of a rulebook with overrides. Raises ValueError with a clear message.
+    table: rows like SETTINGS (shoe.betting keeps its own, read the same way)."""
     if rules not in PROFILES:
         raise ValueError("unknown rules %r (allowed: %s)" % (rules, ", ".join(PROFILES)))
     col = 1 if rules == "tda2024" else 2
     out = {}
-    for row in SETTINGS:
+    for row in table:
         out[row[0]] = row[col]
     if overrides:
         if not isinstance(overrides, dict):
-            raise ValueError("house overrides must be an object of setting: value")
+            raise ValueError("%s overrides must be an object of setting: value" % what)
         for key in overrides:
-            if key not in _INDEX:
-                raise ValueError("unknown house setting %r (known: %s)" % (
-                    key, ", ".join(_near(key))))
-            allowed = SETTINGS[_INDEX[key]][3]
+            row = None
+            for r in table:
+                if r[0] == key:
+                    row = r
+                    break
+            if row is None:
+                raise ValueError("unknown %s %r (known: %s)" % (
+                    what, key, ", ".join(_near(key, table))))
+            allowed = row[3]
             value = overrides[key]
             if value not in allowed or type(value) is not type(allowed[0]):
-                raise ValueError("house setting %s: %r not allowed (allowed: %s)" % (
-                    key, value, ", ".join(repr(a) for a in allowed)))
+                raise ValueError("%s %s: %r not allowed (allowed: %s)" % (
+                    what, key, value, ", ".join(repr(a) for a in allowed)))
             out[key] = value
     return out

@@ -291,9 +291,11 @@ class Pot:
     eligible: tuple[int, ...]  # seats that contest it (put in at least its level, not folded)
 
 
-def build_pots(contributions: Mapping[int, int], contestants: list[int]) -> list[Pot]:
+def build_pots(contributions: Mapping[int, int], contestants: list[int],
+               dead: int = 0) -> list[Pot]:
     """The main pot and the side pots, one layer per all-in level; layers with the same
-    eligible seats are one pot. A folded seat's chips stay in the pots it reached."""
+    eligible seats are one pot. A folded seat's chips stay in the pots it reached. Dead money
+    (the big-blind ante, TDA RP-11) belongs to the main pot, whoever put it in."""
     pots: list[Pot] = []
     previous = 0
     for level in sorted({c for c in contributions.values() if c > 0}):
@@ -308,6 +310,11 @@ def build_pots(contributions: Mapping[int, int], contestants: list[int]) -> list
         else:
             pots.append(Pot(amount, eligible))
         previous = level
+    if dead:
+        if pots:
+            pots[0] = Pot(pots[0].amount + dead, pots[0].eligible)
+        else:
+            pots.append(Pot(dead, tuple(contestants)))
     return pots
 
 
@@ -486,8 +493,8 @@ class Distribution:
         return dict(sorted(out.items()))
 
 
-def distribute(table: Table) -> Distribution:
-    pots = build_pots(table.contributions, table.contestants)
+def distribute(table: Table, dead: int = 0) -> Distribution:
+    pots = build_pots(table.contributions, table.contestants, dead)
     return Distribution(table, [split_pot(table, pot) for pot in pots])
 
 
