@@ -95,6 +95,8 @@ class Table:
             self.j.set_config(json.dumps([game, seats, button, rules, house, self.number]))
         self.rec.begin(hand, self.number, config_json(game, seats, button, rules, house))
         for step in steps:
+            if step[0] == "cut":  # a scenario's own power cut: this table cuts on its own
+                continue
             scenario.begin_step(hand, mech)
             try:
                 scenario.apply(hand, mech, step)

@@ -311,11 +311,13 @@ class Client:
     def _exchange(self, ftype, seq, body, name):
         start = time.monotonic()
         self.replies.pop(seq, None)
-        self.waiting = seq
+        outer, self.waiting = self.waiting, seq
         try:
             return self._exchange_wait(ftype, seq, body, name, start)
         finally:
-            self.waiting = None
+            # a command sent while another waits (on_silence's resume after a restart) hands
+            # the line back to the one still waiting for its reply
+            self.waiting = outer
 
     def _exchange_wait(self, ftype, seq, body, name, start):
         tries = 0
