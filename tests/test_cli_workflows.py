@@ -26,7 +26,11 @@ def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
         assert "device %s" % sim.device in ok(run("--port", sim.port, "identify"))
         refused = run("--port", sim.port, "provision")
         assert refused.returncode != 0 and "already has its key" in refused.stderr
-        assert "device %s" % sim.device in ok(run("--port", sim.port, "identify"))
+        again = run("--port", sim.port, "identify")
+        if again.returncode:
+            sim.stop()
+            raise AssertionError(again.stderr + "\nthe sim printed:\n" + sim.output())
+        assert "device %s" % sim.device in again.stdout
         assert sim.alive()
 
 
@@ -249,3 +253,35 @@ def test_an_action_during_a_partial_deal_is_reported(sim):
     assert "action 5 call: hand" in out and "is MISDEAL" in out, out
     help_text = ok(run("action", "--help"))
     assert "in turn" not in help_text and "does not check the order" in help_text
+
+
+class _Bouncing:
+    """A shoe for sim.serve(): its firmware ends at once after every boot, with `status`."""
+
+    def __init__(self, status, boots):
+        self.status, self.boots, self.port = status, boots, "/dev/pts/x"
+        self.returncode = None
+
+    def alive(self):
+        return False
+
+    def log_tail(self, n):
+        return "(log)"
+
+    def start(self, ready_line=None, timeout=None):
+        self.boots -= 1
+        self.returncode = self.status
+        if self.boots <= 0:
+            raise KeyboardInterrupt  # the test's way out of serve()'s loop
+
+
+def test_sim_reboots_a_shoe_reset_in_quick_succession_but_gives_up_on_a_crash_loop(capsys):
+    from facedown import sim as simmod
+
+    # host-asked soft resets (verify, deploy, provision: status 0) one right after another
+    with pytest.raises(KeyboardInterrupt):
+        simmod.serve(_Bouncing(0, boots=6), seconds=30)
+    assert "keeps stopping" not in capsys.readouterr().out
+    # a firmware that crashes as it boots (status 1): three in a row and the sim says so
+    assert simmod.serve(_Bouncing(1, boots=6), seconds=30) == 1
+    assert "keeps stopping (exit status 1)" in capsys.readouterr().out

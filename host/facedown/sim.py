@@ -127,7 +127,9 @@ def run(args):
 def serve(shoe, seconds):
     """Keep the shoe powered: when its firmware resets (the unix port's process ends), boot it
     again on the same port and flash, as a Pico does. Gives up (status 1, the log's tail) if it
-    cannot stay up: three boots in a row that end within a few seconds."""
+    cannot stay up: three boots in a row that fail (a non-zero exit status) within a few
+    seconds. A soft reset asked for by the host (verify, deploy, provision: exit status 0) is
+    not a failure, however quickly commands follow each other."""
     end = time.monotonic() + seconds if seconds else None
     quick = 0
     up = time.monotonic()
@@ -136,7 +138,8 @@ def serve(shoe, seconds):
         if shoe.alive():
             continue
         status = shoe.returncode
-        quick = quick + 1 if time.monotonic() - up < 3 else 0
+        failed = status != 0 and time.monotonic() - up < 3
+        quick = quick + 1 if failed else 0
         if quick >= 3:
             print("facedown: error: the virtual shoe keeps stopping (exit status %s); its log:\n%s"
                   % (status, shoe.log_tail(20)), flush=True)
