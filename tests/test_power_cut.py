@@ -159,3 +159,28 @@ def test_cuts_keep_the_burn_ledger():
                 assert len(rec["burns"]) == len(uncut["burns"]), (name, at, writes, rec["log"])
                 swept += "stub-reshuffle" in rec["procedures"]  # the reboot's RP-4 reshuffle
     assert swept > 150
+
+
+def test_composed_pairs_same_record_on_the_virtual_shoe(shoe):
+    """Issue 14's pairs (tests/scenarios/14-*, Robert's and TDA's no-burn flops) give the same
+    hand record through the real protocol on the virtual shoe as in-process, and that record
+    passes the scenario's hand-written expectation card by card (MicroPython's run of the same
+    files: tests/test_micropython.py)."""
+    from golden import check, load
+
+    paths = sorted(glob.glob(os.path.join(SCENARIOS, "14-*.json"))
+                   + glob.glob(os.path.join(SCENARIOS, "05-no-burn-flop*.json")))
+    assert len(paths) >= 19
+    c = shoe.connect(timeout=30)
+    try:
+        for path in paths:
+            data = load(path)
+            scn = json.loads(json.dumps(data))
+            scn.pop("expect", None)
+            expected = scenario.run(json.loads(json.dumps(scn)))
+            got = replay(c, scn, shoe)
+            name = os.path.basename(path)
+            assert got == expected, name
+            assert not check(data["expect"], got, data["game"]), name
+    finally:
+        c.close()
