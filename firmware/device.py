@@ -107,6 +107,10 @@ class Device:
         if boot[1]:  # a software download: who entered maintenance for it, what, the result
             self.audit.add(store.read("maint.actor") or "unknown", "deploy", boot[1])
         self.fault = None       # the last stopping fault (status shows it) until a feed succeeds
+        # a fault that may affect the outcome (latch): kept in the store, so a power cycle
+        # does not clear it; only the floor, ending the hand, does
+        self.latched = store.read(_LATCH_KEY) or None
+        self.sim_crash = 0      # simulator: the n-th dealing command from now fails inside
         self.entropy = None     # the random source failed: latched until the shoe restarts
         flash = hal.flash
         if flash is None:  # (journal_fault: locked) two erased blocks that nothing is dealt on
@@ -152,24 +156,86 @@ class Device:
             reply = wire.encode_reply_error(e.code, str(e))
         except (CommandError, AuthError) as e:
             reply = wire.encode_reply_error(e.code, e.message)
-        except Exception as e:  # a fault in the shoe itself: report it, keep serving
-            self.hal.log("command failed: %r" % (e,))
-            reply = wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
+        except Exception as e:  # a fault in the shoe itself
+            reply = self._internal(body, e)
         self.role = wire.ROLE_PUBLIC
-        if seq == 0 and authed:
-            self.zero = (self.sessions.number, counter, reply)
-        if seq:
-            self.replies.append((seq, reply, authed))
-            if len(self.replies) > wire.REPLY_CACHE:
-                self.replies.pop(0)
         # read-only commands write nothing (no flash wear for a ping); nor does arming a
         # simulated fault, which changes only the mechanism
         quiet = len(body) and (body[0] in _READ_ONLY or (
             body[0] == _SIM_FAULT and self.hand is not None and not self.rec.dirty(self.hand)))
         if self.hand is not None and not quiet:
             # what the command did, and its reply, reach the flash before the reply leaves
-            self.rec.commit(self.hand, reply=(seq, reply, authed) if seq else None)
+            if not self._commit(reply=(seq, reply, authed) if seq else None):
+                reply = wire.encode_reply_error(wire.FAULT, self._latch_text())
+        if seq == 0 and authed:
+            self.zero = (self.sessions.number, counter, reply)
+        if seq:
+            self.replies.append((seq, reply, authed))
+            if len(self.replies) > wire.REPLY_CACHE:
+                self.replies.pop(0)
         return reply
+
+    def _internal(self, body, e):
+        """The FAULT reply to an unexpected exception in a handler. A command that may have
+        changed the hand latches the shoe (Klipper's shutdown; 25 CFR 547.10: no play while a
+        fault that may affect the outcome is present); a read-only one changed nothing."""
+        self.hal.log("command failed: %r" % (e,))
+        if len(body) and body[0] in _READ_ONLY:
+            return wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
+        self._latch("internal fault: %r" % (e,))
+        return wire.encode_reply_error(wire.FAULT, self._latch_text())
+
+    def _commit(self, feeding=-1, reply=None):
+        """Commit the hand to the journal; a write that fails latches the shoe (False). What
+        was not written stays in RAM and is written by the next commit that succeeds."""
+        try:
+            self.rec.commit(self.hand, feeding, reply)
+            return True
+        except Exception as e:  # (a PowerCut is a BaseException: the power went, no latch)
+            self.hal.log("journal write failed: %r" % (e,))
+            self._latch("journal write failed: %r" % (e,))
+            return False
+
+    def _latch(self, why):
+        """Latch a fault: nothing more is dealt until the floor ends the hand (end or misdeal
+        from a maintenance session, or the panel with the floor key turned)."""
+        self.hal.log("latched: " + why)
+        if self.latched is not None:
+            return
+        self.latched = why
+        h = self.hand
+        if h is not None and h.status == DEALING:
+            h.note_fault(F.LATCHED_CODE)  # an event: the host and the history see it
+        try:
+            self.hal.store.write(_LATCH_KEY, why)
+            self.audit.add(self.actor(), "fault latched", "hand %d: %s" % (self.hand_no, why))
+        except Exception as e:  # the latch holds in RAM; the store is failing too
+            self.hal.log("latch not stored: %r" % (e,))
+
+    def _latch_text(self):
+        return "fault latched (%s): nothing is dealt until the floor ends the hand (end or " \
+               "report misdeal from a maintenance session, or the floor key)" % self.latched
+
+    def _latch_check(self, name, args):
+        """What a latched shoe refuses: every dealing command; and ending the hand (end, a
+        misdeal) to anyone but the floor."""
+        ending = name == "end" or (name == "report" and args[0] == 3)
+        if name not in _LATCH_REFUSES and not ending:
+            return False
+        if not ending:
+            raise CommandError(wire.FAULT, self._latch_text())
+        if self.role < wire.ROLE_MAINTENANCE and self.local_actor != "panel+floor":
+            raise CommandError(wire.DENIED, "fault latched (%s): only the floor ends this "
+                                            "hand: a maintenance session (facedown login "
+                                            "--role maintenance) or the floor key" %
+                               self.latched)
+        return True
+
+    def _unlatch(self):
+        why = self.latched
+        self.latched = None
+        self.hal.store.write(_LATCH_KEY, "")
+        self.audit.add(self.actor(), "fault cleared", "hand %d ended: %s" % (self.hand_no, why))
 
     def local(self, name, args, actor):
         """One command run by the shoe itself (the front panel, panel.py) as the table's role:
@@ -182,14 +248,15 @@ class Device:
             self.execute(wire.COMMAND_IDS[name], args)
         except (CommandError, AuthError) as e:
             code, message = e.code, e.message
-        except Exception as e:  # a fault in the shoe itself: reported, the shoe keeps serving
+        except Exception as e:  # a fault in the shoe itself: latched as from the wire
             self.hal.log("%s (panel) failed: %r" % (name, e))
-            code, message = wire.FAULT, "internal fault: %r" % (e,)
+            self._latch("internal fault: %r" % (e,))
+            code, message = wire.FAULT, self._latch_text()
         finally:
             self.role = wire.ROLE_PUBLIC
             self.local_actor = None
-        if self.hand is not None:
-            self.rec.commit(self.hand)
+        if self.hand is not None and not self._commit():
+            code, message = wire.FAULT, self._latch_text()
         return code, message
 
     def local_refusal(self, name):
@@ -214,7 +281,8 @@ class Device:
         operator must act), "dealing" (a hand in progress) or "idle"."""
         if self.locked:
             return "locked"
-        if self.fault is not None or self.entropy is not None or self.recovery is not None:
+        if self.fault is not None or self.entropy is not None or self.recovery is not None \
+                or self.latched is not None:
             return "attention"
         h = self.hand
         if h is not None and h.status == DEALING:
@@ -253,7 +321,8 @@ class Device:
         """A card is about to move: what happened so far is committed first."""
         if self.hand is not None:
             self.collect()
-            self.rec.commit(self.hand, feeding=route)
+            if not self._commit(feeding=route):  # no card moves that the flash does not know
+                raise CommandError(wire.FAULT, self._latch_text())
 
     def execute(self, cid, args):
         """Run one decoded command; returns its reply values. Raises CommandError."""
@@ -264,6 +333,10 @@ class Device:
         if self.maintenance and name != "maintenance":
             raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
         self._allowed(cid, name)
+        clears = self.latched is not None and self._latch_check(name, args)
+        if clears and name == "end" and (self.hand is None or self.hand.status != DEALING):
+            self._unlatch()  # no hand in progress: ending it is the floor's clearing alone
+            return ()
         if name in _SIM_COMMANDS:
             self._sim()
         elif name in _DEALING:
@@ -274,6 +347,8 @@ class Device:
                 self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
             out = fn(*args)
+            if name in _DEALING:
+                self._invariants(name)
         except ShoeError as e:
             raise CommandError(wire.BAD_ARGUMENT if e.code == E_ARG else wire.WRONG_STATE,
                                e.message)
@@ -292,7 +367,27 @@ class Device:
             self.collect()
         if name in _DEALING and self.mech.feeds:
             self.fault = None  # a card came out: the fault was cleared
+        if clears:
+            self._unlatch()
         return out
+
+    def _invariants(self, name):
+        """After a dealing command: every card of the deck in exactly one zone (the engine's
+        conservation invariant); a violation latches. The simulator's "internal" fault fails
+        the sim_crash-th dealing command here, after its handler ran (a half-done command)."""
+        h = self.hand
+        if self.sim_crash:
+            self.sim_crash -= 1
+            if self.sim_crash == 0:
+                raise RuntimeError("simulated fault in %s" % name)
+        if h is None:
+            return
+        want = 36 if G.GAMES[h.game][1] == C.SHORT else 52
+        got = h.z.count()
+        if got != want:
+            self._latch("engine invariant: %d cards tracked of the deck's %d after %s" % (
+                got, want, name))
+            raise CommandError(wire.FAULT, self._latch_text())
 
     def _allowed(self, cid, name):
         """The role check: the command's least role against the session's; a shoe without a
@@ -344,6 +439,7 @@ class Device:
             "misdeals": self.counts["misdeals"], "faults": self.faults_count(),
             "failed_logins": self.sessions.failures, "forged_commands": self.sessions.forged,
             "provisioned": self.sessions.provisioned(), "locked": self.locked,
+            "latched": self.latched,
             "journal_problems": len(self.journal.problems), "audit_records": self.audit.n,
         }).encode()
         return (len(doc), doc[offset:offset + 180])
@@ -567,7 +663,7 @@ class Device:
     def status_json(self, see=True):
         """The table as JSON; without see (no table session) the down cards are "??"."""
         out = {"hand": self.hand_no, "configured": self.config is not None,
-               "events": self.event_next, "fault": self.fault,
+               "events": self.event_next, "fault": self.fault, "latched": self.latched,
                "recovered": self.mech.recovered, "locked": self.locked,
                "session": wire.ROLES[self.role]}
         if self.config is not None:
@@ -598,6 +694,21 @@ class Device:
             return (self.mech.pending(), self.mech.feeds)
         if kind == "power_cut":  # the power goes while the at-th record from now is written
             self.journal.cut_at(at)  # (0: disarm)
+            return (0, 0)
+        if kind in ("journal_fail", "internal") and at < 1:
+            raise CommandError(wire.BAD_ARGUMENT, "at must be 1 or more")
+        if kind == "journal_fail":  # the at-th record from now fails to write (latches)
+            self.journal.fail_at(at)
+            return (0, 0)
+        if kind == "internal":  # the at-th dealing command from now fails inside (latches)
+            self.sim_crash = at
+            return (0, 0)
+        if kind == "invariant":  # a card vanishes from the zones (the next check latches)
+            h = self._hand()
+            if not h.z.stub:
+                raise CommandError(wire.WRONG_STATE, "invariant: the stub is empty")
+            card = h.z.stub.pop(0)  # the bottom card, gone from every zone's list
+            h.z.where[card] = 255
             return (0, 0)
         armed = F.JAM if kind == "feed_jam" else kind if kind in _SIM_KINDS else None
         if armed is None:
@@ -889,6 +1000,9 @@ _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["telemetry"], wire.COMMAND_IDS["raw"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
 _DEALING = ("deal", "street", "draw", "action", "report", "end")
+# what a latched shoe refuses (and report, but for a misdeal); end and misdeal clear the latch
+_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "report", "config")
+_LATCH_KEY = "latched"
 
 
 class _NoRandom:

@@ -121,6 +121,7 @@ class Journal:
         self.hand_loc = (NONE32, 0)  # where the open hand's HAND record is
         self.torn = 0xFFFF          # offset of a record a power cut tore in the head block
         self.cut = 0
+        self.fail = 0  # simulator: the fail-th record from now fails to write (fail_at)
         self.boot()
 
     # ------------------------------------------------------------------ reading
@@ -358,7 +359,16 @@ class Journal:
         """Simulator: the power goes while the n-th record from now is being written."""
         self.cut = n
 
+    def fail_at(self, n):
+        """Simulator: the n-th record from now fails to write (an OSError, as a flash program
+        that did not take), before any byte of it reaches the flash."""
+        self.fail = n
+
     def _append(self, t, payload):
+        if self.fail:
+            self.fail -= 1
+            if self.fail == 0:
+                raise OSError(5, "simulated journal write failure")
         if self.cut:
             self.cut -= 1
             if self.cut == 0:

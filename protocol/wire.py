@@ -195,7 +195,10 @@ MESSAGES = (
      "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
      "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (6.5): "
      "feed_jam (card = times the card sticks, 255 until cleared), empty, lid_open, "
-     "reader_silent. Simulator only (CAP_SIM), else DENIED"),
+     "reader_silent. Latching faults (6.6): internal (the at-th dealing command from now fails "
+     "inside, after its handler ran), journal_fail (the at-th journal record from now fails to "
+     "write), invariant (a card vanishes from the zones: the next dealing command's check "
+     "fails). Simulator only (CAP_SIM), else DENIED"),
     (12, "sim_fault", DIR_REPLY, "HH",
      "pending, feeds: faults armed and not hit yet, and cards fed in this hand (kind pending; "
      "0, 0 for the others)"),

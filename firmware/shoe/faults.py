@@ -29,6 +29,9 @@ FAULTS = (
                               "ring, take the cards out of the carousel, then repeat the step"),
     (11, "carousel_pocket", "a card did not go into its carousel pocket: open the lid, take the "
                             "cards out of the carousel, then repeat the step"),
+    (12, "latched", "a fault in the shoe itself (its log and audit name it): nothing is dealt "
+                    "until the floor ends the hand (end or misdeal in a maintenance session, or "
+                    "the floor key); call service if it happens again"),
 )
 
 JAM = "jam"
@@ -40,6 +43,8 @@ MOTOR_POWER = "motor_power"
 DOUBLE_UNRESOLVED = "double_feed_unresolved"
 ENTROPY = "entropy"
 ENTROPY_CODE = const(8)
+LATCHED = "latched"
+LATCHED_CODE = const(12)
 
 # How the mechanism meets a fault, shared so that the simulator's faults take the time the
 # hardware's do (the rest of the timing is in the pin map, hardware/pinmap.json):

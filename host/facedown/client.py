@@ -52,6 +52,9 @@ class ShoeError(UserError):
             return "open a %s session first: %slogin --role %s" % (role, on, role)
         if code == W.SESSION:
             return "log in again: %slogin" % on
+        if text.startswith("fault latched"):  # SPEC.md 6.6: only the floor clears it
+            return "call the floor: `%slogin --role maintenance`, then `%send` (or `%sreport " \
+                   "misdeal`) ends the hand and clears the fault" % (on, on, on)
         return None
 
     @property

@@ -386,11 +386,15 @@ def show(client, args, before=None):
         cfg = st.get("config")
         print("hand %d: no hand in progress%s" % (st["hand"], "" if cfg is None else
                                                    " (%s)" % config_line(cfg)))
+        if st.get("latched"):
+            print("FAULT LATCHED: %s: the floor clears it with end" % st["latched"])
         return 0
     print("hand %d" % st["hand"])
     print(view.render(table))
     if st.get("fault"):
         print(stopped_line(st["fault"]))
+    if st.get("latched"):
+        print("FAULT LATCHED: %s: nothing is dealt until the floor ends the hand" % st["latched"])
     if before is not None:
         was = before.get("table") if before.get("hand") == st["hand"] else None
         old = len(was.get("procedures") or []) if was else 0

@@ -161,7 +161,7 @@ class MqttSink(HandSink):
                 changed = True
             elif op == z.OP_FAULT:
                 kind = F.kind(a)
-                self.state.update(state="fault latched" if kind == "entropy" else "stopped",
+                self.state.update(state="fault latched" if kind in ("entropy", "latched") else "stopped",
                                   kind=kind)
                 changed = True
             elif op == z.OP_MOVE and self.state.get("state") == "stopped":
@@ -177,6 +177,8 @@ class MqttSink(HandSink):
         """The shoe's own status (public) at start: locked, a standing fault."""
         if st.get("locked"):
             self.state.update(state="locked", kind=st["locked"])
+        elif st.get("latched"):
+            self.state.update(state="fault latched", kind=st["latched"])
         elif st.get("fault"):
             self.state.update(state="stopped", kind=st["fault"].get("kind"))
         elif self.state.get("state") is None:
