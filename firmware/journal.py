@@ -66,6 +66,7 @@ F_FEED = 1
 F_REPLY = 2
 F_ACMD = 4  # the reply answered an authenticated command (ACMD): only an ACMD retry gets it
 NONE32 = 0xFFFFFFFF
+CONFIG_MAX = 255 - 56  # the configuration's JSON: it rides in every block's checkpoint record
 ZERO_HASH = bytes(32)
 
 
@@ -597,5 +598,10 @@ def hand_hash(prev, head, entries):
     return h.digest()
 
 
-def config_json(game, seats, button, rules, house):
-    return json.dumps([game, seats, button, rules, house])
+def config_json(game, seats, button, rules, house, profile=None):
+    """A hand's configuration as the journal keeps it (HAND record): the house profile's name
+    is a sixth element when the table was configured from one."""
+    cfg = [game, seats, button, rules, house]
+    if profile:
+        cfg.append(profile)
+    return json.dumps(cfg)

@@ -1,6 +1,7 @@
 """The documented workflows as a user meets them: `facedown` commands in subprocesses against
 a real `facedown sim` (issue 16)."""
 
+import json
 import os
 import re
 
@@ -229,8 +230,8 @@ def test_commands_say_what_the_shoe_did(sim):
     out = ok(run("--port", sim.port, "config", "--profile", "profiles/room.toml", "--rules",
                  "robert", "--button", "3", "--house", "premature_turn=reshuffle"))
     assert ("holdem, seats 1,2,3,4,5,6,7,8,9, button 3, Robert's Rules of Poker, house "
-            in out) and "premature_turn=reshuffle" in out and "(profile profiles/room.toml)" \
-        in out, out
+            in out) and "premature_turn=reshuffle" in out and \
+        "profile 'Main room, Friday tournament' (from profiles/room.toml)" in out, out
     out = ok(run("--port", sim.port, "deal"))
     assert "DEALING: before the flop" in out, out
     assert "DEALING: flop" in ok(run("--port", sim.port, "street"))
@@ -241,6 +242,47 @@ def test_commands_say_what_the_shoe_did(sim):
     assert "report premature: the shoe applied premature-turn (house setting)" in out, out
     assert "> house setting          premature-turn: " in ok(run("--port", sim.port, "status"))
     ok(run("--port", sim.port, "end"))
+
+
+def test_every_history_format_has_the_hands_configuration(sim):
+    """The floor settling a dispute sees the table the hand was dealt under: rules, house
+    overrides (room.toml's premature_turn=set_aside), the profile's name, seats and button."""
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    ok(run("--port", sim.port, "config", "--profile", "profiles/room.toml", "--button", "4"))
+    for step in (("deal",), ("street",), ("street",), ("report", "premature"), ("end",)):
+        ok(run("--port", sim.port, *step))
+    hand = json.loads(ok(run("--port", sim.port, "status", "--json")))["hand"]
+    table = ok(run("--port", sim.port, "history", "--hand", hand))
+    assert ("  config   holdem, seats 1,2,3,4,5,6,7,8,9, button 4, Poker TDA 2024, house "
+            "cut_after_reshuffle=false, extra_holecard=burn, premature_turn=set_aside, profile "
+            "'Main room, Friday tournament'") in table, table
+    [rec] = json.loads(ok(run("--port", sim.port, "history", "--hand", hand, "--json")))
+    assert rec["config"] == {"game": "holdem", "seats": list(range(1, 10)), "button": 4,
+                             "rules": "tda2024", "profile": "Main room, Friday tournament",
+                             "house": {"premature_turn": "set_aside", "extra_holecard": "burn",
+                                       "cut_after_reshuffle": False}}
+    phh = ok(run("--port", sim.port, "history", "--hand", hand, "--format", "phh"))
+    assert "_shoe_rules = 'tda2024'" in phh and "_shoe_button = 4" in phh, phh
+    assert "_shoe_table_seats = [1, 2, 3, 4, 5, 6, 7, 8, 9]" in phh, phh
+    assert "premature_turn = 'set_aside'" in phh.split("_shoe_house = ", 1)[1].split("\n")[0]
+    assert "_shoe_profile = 'Main room, Friday tournament'" in phh, phh
+    from pokerkit import HandHistory
+
+    HandHistory.loads(phh)  # still a history pokerkit reads
+
+
+def test_house_overrides_too_long_for_a_frame_are_one_line(sim):
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    before = json.loads(ok(run("--port", sim.port, "status", "--json")))["config"]
+    many = sum((["--house", h] for h in (
+        "draw_reshuffle_own_discards=true", "flop4_pick_is_turn_burn=false",
+        "misdeal_window=two_actions", "exposed_holecard=muck", "four_card_flop=reshuffle")), [])
+    out = err(run("--port", sim.port, "config", "--profile", "profiles/room.toml", *many), 2)
+    assert "the house overrides and the profile's name take 277 bytes as JSON: too many for " \
+        "one frame" in out, out
+    assert json.loads(ok(run("--port", sim.port, "status", "--json")))["config"] == before
 
 
 def test_an_action_during_a_partial_deal_is_reported(sim):
