@@ -327,3 +327,48 @@ def test_sim_reboots_a_shoe_reset_in_quick_succession_but_gives_up_on_a_crash_lo
     # a firmware that crashes as it boots (status 1): three in a row and the sim says so
     assert simmod.serve(_Bouncing(1, boots=6), seconds=30) == 1
     assert "keeps stopping (exit status 1)" in capsys.readouterr().out
+
+
+def inner_pytest(*argv):
+    """`pytest ARGV...` as a test engineer runs it from the checkout."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "-rfs"] + list(argv), capture_output=True, text=True, timeout=600,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
+    """pytest --shoe-port=PORT tests/scenarios plays the bundled scenarios from the shoe's own
+    shuffle (checks that do not depend on the stacked order), skips only what needs the
+    simulated mechanism, fails the power cuts as the guide says, and never passes green on a
+    port that does not answer or a run that played nothing."""
+    with Sim("--flash", tmp_path / "flash") as sim:
+        run_ = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios")
+        out = run_.stdout
+        assert run_.returncode == 1, out[-3000:]
+        m = re.search(r"(\d+) failed, (\d+) passed, (\d+) skipped", out)
+        assert m and int(m.group(1)) == 2 and int(m.group(2)) >= 50, out[-3000:]
+        failed = re.findall(r"FAILED (\S+) - .*", out)
+        assert sorted(os.path.basename(f) for f in failed) == [
+            "14-premature-flop-then-power-cut-robert.json",
+            "14-premature-flop-then-power-cut-tda.json"], out[-3000:]
+        assert out.count("a power cut needs a virtual shoe (simulator only)") >= 2, out[-3000:]
+        skips = re.findall(r"SKIPPED \[\d+\] \S+: (.*)", out)
+        assert len(skips) == int(m.group(3)) and all(
+            re.fullmatch(r"needs simulated faults? .* \(simulator only\)", r) for r in skips), skips
+        # what a real shoe can play, all green
+        clean = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios", "-m", "not sim_only")
+        assert clean.returncode == 0 and re.search(r"\b(5\d|[6-9]\d) passed", clean.stdout), \
+            clean.stdout[-3000:]
+        assert "skipped" not in clean.stdout.splitlines()[-1]
+        # a run that played nothing does not pass
+        nothing = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios", "-k", "jam")
+        assert nothing.returncode != 0, nothing.stdout[-2000:]
+        assert "no scenario was played on the shoe at %s" % sim.port in nothing.stdout
+    # a port with no shoe fails the run, before any test
+    bad = inner_pytest("--shoe-port=/dev/facedown-no-such-port", "tests/scenarios")
+    assert bad.returncode not in (0, 5), bad.stdout + bad.stderr
+    assert "cannot open /dev/facedown-no-such-port" in bad.stdout + bad.stderr
+    assert " passed" not in bad.stdout and " skipped" not in bad.stdout
