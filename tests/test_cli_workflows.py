@@ -372,3 +372,33 @@ def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
     assert bad.returncode not in (0, 5), bad.stdout + bad.stderr
     assert "cannot open /dev/facedown-no-such-port" in bad.stdout + bad.stderr
     assert " passed" not in bad.stdout and " skipped" not in bad.stdout
+
+
+def test_throwaway_sims_leave_nothing_behind(tmp_path, monkeypatch):
+    """A `facedown sim` without --flash is a throwaway shoe: its temporary flash folder, its
+    key in the key store and its session go with it, even when it was killed outright (the
+    next throwaway sim sweeps them); a --flash shoe keeps its key."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("FACEDOWN_HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+
+    def left():
+        keys = sorted(os.listdir(home / "keys")) if (home / "keys").is_dir() else []
+        sessions = sorted(os.listdir(home / "sessions")) if (home / "sessions").is_dir() else []
+        return keys, sessions, sorted(p.name for p in tmp.glob("facedown-flash-*"))
+
+    killed = Sim()
+    ok(run("--port", killed.port, "login", "--role", "maintenance"))
+    assert left()[0] == [killed.device + ".key"] and left()[2]
+    killed.kill()  # no cleanup can run: the next throwaway sim sweeps
+    with Sim() as sim:
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        keys, _, folders = left()
+        assert keys == [sim.device + ".key"] and folders == [os.path.basename(sim.flash)]
+    killed.proc.stdout.close()
+    keys, sessions, folders = left()
+    assert keys == [] and folders == [] and sessions == [], (keys, sessions, folders)
+    with Sim("--flash", tmp_path / "kept") as kept:  # a shoe that lasts keeps its key
+        ok(run("--port", kept.port, "identify"))
+    assert left()[0] == [kept.device + ".key"]
