@@ -402,3 +402,29 @@ def test_throwaway_sims_leave_nothing_behind(tmp_path, monkeypatch):
     with Sim("--flash", tmp_path / "kept") as kept:  # a shoe that lasts keeps its key
         ok(run("--port", kept.port, "identify"))
     assert left()[0] == [kept.device + ".key"]
+
+
+def test_profiles_piped_fits_the_width_and_marks_without_bold():
+    from facedown import profiles
+
+    out = ok(run("profiles", COLUMNS="100"))
+    lines = out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 100, max(map(len, lines))
+    assert lines[0].startswith("House settings (*: the rulebooks differ)"), lines[0]
+    assert "bold" not in out and "\x1b[" not in out
+    for row in profiles.settings_table():  # the mark where the rulebooks differ, only there
+        line = next(x for x in lines if " %s " % row["name"] in x)
+        assert ("*" in line) == (row["tda2024"] != row["robert"]), line
+    assert max(len(x.rstrip()) for x in ok(run("profiles", COLUMNS="72")).splitlines()) <= 72
+
+
+def test_no_help_names_an_issue_of_the_project():
+    import argparse
+
+    from facedown.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    # the top level as the user runs it; each command's help from the same parser
+    texts = [ok(run("--help"))] + [p.format_help() for p in sub.choices.values()]
+    for text in texts:
+        assert not re.search(r"\(issue \d+\)|\bissue \d+\b", text), text
