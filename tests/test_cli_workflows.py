@@ -428,3 +428,18 @@ def test_no_help_names_an_issue_of_the_project():
     texts = [ok(run("--help"))] + [p.format_help() for p in sub.choices.values()]
     for text in texts:
         assert not re.search(r"\(issue \d+\)|\bissue \d+\b", text), text
+
+
+def test_installing_prints_no_deprecation_box():
+    """`make setup` installs the package: the build backend finds nothing in pyproject.toml to
+    warn about (the license as a SPDX string, not setuptools' deprecated table)."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps",
+                           "-e", root], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout + proc.stderr
+    assert "Would install facedown" in out, out[-2000:]
+    assert "deprecated" not in out.lower() and "!!" not in out, out[-3000:]
