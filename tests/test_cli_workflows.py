@@ -443,3 +443,22 @@ def test_installing_prints_no_deprecation_box():
     out = proc.stdout + proc.stderr
     assert "Would install facedown" in out, out[-2000:]
     assert "deprecated" not in out.lower() and "!!" not in out, out[-3000:]
+
+
+def test_the_demo_reads_as_a_table_not_as_failures():
+    """facedown demo (seed 3: hand 4 ends as a misdeal on its deal): no refusal after a hand
+    is over, folded seats told from undealt ones, no raw event numbers in the headers, and
+    counts that agree with their nouns."""
+    from facedown.view import count
+
+    out = ok(run("demo", "--hands", "4", "--seed", "3", timeout=120))
+    assert "refused" not in out and "declined" not in out, out
+    heads = [line for line in out.splitlines() if re.match(r"hand \d+ ", line)]
+    assert len(heads) == 4 and all(re.fullmatch(r"hand \d+   last: [^#]+", h) for h in heads), \
+        heads
+    assert not re.search(r"#\d+", out), out
+    assert "(folded)" in out and "(not dealt)" in out and "(no cards)" not in out, out
+    assert not re.search(r"\b1 (hands|jams|times|duplicates|card movements)\b", out), out
+    assert "4 hands of 9-seat hold'em" in out and "0 jams cleared" in out
+    assert (count(1, "hand"), count(0, "jam"), count(2, "hand")) == ("1 hand", "0 jams",
+                                                                      "2 hands")

@@ -160,6 +160,6 @@ def run(args):
             print(view.render(r, title="hand %d  [%s]\n  config   %s" % (
                 h["hand"], mark, config_line(r["config"]))))
             print()
-        print("%d hands shown of %d stored; %d failed verification" % (len(hands), len(numbers),
-                                                                        bad))
+        print("%s shown of %d stored; %d failed verification" % (
+            view.count(len(hands), "hand"), len(numbers), bad))
     return 1 if bad or damaged else 0

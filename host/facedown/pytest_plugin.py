@@ -361,7 +361,9 @@ def _expected_record(scn, record):
            "rules": scn.get("rules", record.get("rules", "tda2024")),
            "button": scn.get("button", record.get("button")),
            "status": expect.get("status", record.get("status") or "?"),
-           "reason": record.get("reason"), "log": []}
+           "reason": record.get("reason"),
+           # (the actual hand's folds and movements: an empty seat reads as the actual's)
+           "log": [e for e in record.get("log") or [] if "action" in e or "from" in e]}
     if "reason" in expect:
         rec["reason"] = expect["reason"]
     elif "reason_contains" in expect:
