@@ -235,3 +235,20 @@ def test_the_values_the_host_checks_fail_as_the_guide_says(guide):
         assert lines[0] == "facedown: error: " + message and len(lines) <= 2, proc.stderr
         assert "`%s`" % message.replace("\n", " ") in re.sub(r"\s+", " ", guide) or \
             message in re.sub(r"`\s+`|\s+", " ", guide), message
+
+
+def test_the_sims_first_line_is_as_the_guide_shows(guide, tmp_path):
+    from cli import Sim
+
+    m = re.search(r"\$ \.venv/bin/facedown sim --seed 7\n    (.*)\n    (.*)\n", guide)
+    assert m, "the guide shows no `facedown sim --seed 7`"
+    with Sim("--seed", "7") as sim:
+        first, second = sim.lines[0].rstrip("\n"), sim.proc.stdout.readline().rstrip("\n")
+    pattern = re.escape(m.group(1))
+    for shown, real in (("sim\\-c00bbe94", r"sim-[0-9a-f]{8}"), ("/dev/pts/3", r"/dev/pts/\d+"),
+                        ("facedown\\-flash\\-k2j8x0qa", r"facedown-flash-\w+"),
+                        ("/home/you/\\.config/facedown", r"\S+")):
+        pattern = pattern.replace(shown, real)
+    assert re.fullmatch(pattern, first), (first, m.group(1))
+    assert re.fullmatch(re.escape(m.group(2)).replace("/dev/pts/3", r"/dev/pts/\d+"),
+                        second), second
