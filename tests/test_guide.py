@@ -185,12 +185,28 @@ def session_steps(text):
     return out
 
 
+def sim_lines_as_shown(guide, sim):
+    """facedown sim's first two lines, as the guide shows them for `facedown sim --seed 7`."""
+    m = re.search(r"\$ \.venv/bin/facedown sim --seed 7\n    (.*)\n    (.*)\n", guide)
+    assert m, "the guide shows no `facedown sim --seed 7`"
+    first, second = sim.lines[0].rstrip("\n"), sim.proc.stdout.readline().rstrip("\n")
+    pattern = re.escape(m.group(1))
+    for shown, real in (("sim\\-c00bbe94", r"sim-[0-9a-f]{8}"), ("/dev/pts/3", r"/dev/pts/\d+"),
+                        ("/tmp/facedown\\-flash\\-k2j8x0qa", r"\S+"),
+                        ("/home/you/\\.config/facedown", r"\S+")):
+        pattern = pattern.replace(shown, real)
+    assert re.fullmatch(pattern, first), (first, m.group(1))
+    assert re.fullmatch(re.escape(m.group(2)).replace("/dev/pts/3", r"/dev/pts/\d+"),
+                        second), second
+
+
 def test_the_sample_session_prints_what_the_guide_shows(guide, tmp_path):
     from cli import Sim, run
 
     steps = session_steps(guide)
     assert len(steps) >= 14
     with Sim("--flash", tmp_path / "flash", "--seed", "7") as sim:
+        sim_lines_as_shown(guide, sim)
         for argv, pattern in steps:
             proc = run(*argv, FACEDOWN_PORT=sim.port)
             out = proc.stdout + proc.stderr
@@ -236,19 +252,3 @@ def test_the_values_the_host_checks_fail_as_the_guide_says(guide):
         assert "`%s`" % message.replace("\n", " ") in re.sub(r"\s+", " ", guide) or \
             message in re.sub(r"`\s+`|\s+", " ", guide), message
 
-
-def test_the_sims_first_line_is_as_the_guide_shows(guide, tmp_path):
-    from cli import Sim
-
-    m = re.search(r"\$ \.venv/bin/facedown sim --seed 7\n    (.*)\n    (.*)\n", guide)
-    assert m, "the guide shows no `facedown sim --seed 7`"
-    with Sim("--seed", "7") as sim:
-        first, second = sim.lines[0].rstrip("\n"), sim.proc.stdout.readline().rstrip("\n")
-    pattern = re.escape(m.group(1))
-    for shown, real in (("sim\\-c00bbe94", r"sim-[0-9a-f]{8}"), ("/dev/pts/3", r"/dev/pts/\d+"),
-                        ("facedown\\-flash\\-k2j8x0qa", r"facedown-flash-\w+"),
-                        ("/home/you/\\.config/facedown", r"\S+")):
-        pattern = pattern.replace(shown, real)
-    assert re.fullmatch(pattern, first), (first, m.group(1))
-    assert re.fullmatch(re.escape(m.group(2)).replace("/dev/pts/3", r"/dev/pts/\d+"),
-                        second), second
