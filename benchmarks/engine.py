@@ -42,7 +42,12 @@ def run_script(python, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=2000)
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run (20 hands; `make test` runs it): every figure, not a "
+                         "steady rate")
     args = ap.parse_args()
+    if args.quick:
+        args.hands = min(args.hands, 20)
     cpy = run_script([sys.executable], args.hands)
     mpy = run_script([os.path.join(BIN, "micropython"), "-X", "heapsize=192K"], args.hands)
     pk = pokerkit_hands_per_second(max(200, args.hands // 4))

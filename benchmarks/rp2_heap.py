@@ -4,7 +4,9 @@ tests/test_rp2.py runs them at 256 KB), found by bisection to 1 KB, and its marg
 256 KB the suite gives it. Fragmentation makes the boundary ragged: a case may fail a few KB
 above its figure.
 
-    .venv/bin/python benchmarks/rp2_heap.py [case ...] [--json]
+    .venv/bin/python benchmarks/rp2_heap.py [case ...] [--json] [--quick]
+
+--quick (run by `make test`): the first case of each script, to 32 KB.
 """
 
 import argparse
@@ -41,12 +43,13 @@ def runs(mp, image, script, case, kb):
     return proc.returncode == 0 and proc.stdout.splitlines()[-1:] == ["OK"]
 
 
-def threshold(mp, image, script, case):
-    """The smallest heap (KB) the case passes in, or None if it fails at SUITE_KB."""
+def threshold(mp, image, script, case, step=1):
+    """The smallest heap (KB, to `step`) the case passes in, or None if it fails at
+    SUITE_KB."""
     if not runs(mp, image, script, case, SUITE_KB):
         return None
     lo, hi = 16, SUITE_KB  # fails at lo (assumed), passes at hi
-    while hi - lo > 1:
+    while hi - lo > step:
         mid = (lo + hi) // 2
         if runs(mp, image, script, case, mid):
             hi = mid
@@ -59,7 +62,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("case", nargs="*", help="cases (default: all)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="the first case of each script, to 32 KB (`make test` runs it)")
     args = ap.parse_args()
+    step = 32 if args.quick else 1
+    firsts = {}
+    if args.quick and not args.json:
+        print("(--quick: the first case of each script, bisected to %d KB)" % step)
     mp = os.path.join(os.path.dirname(sys.executable), "micropython")
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,7 +77,9 @@ def main():
         for script, case in cases():
             if args.case and case not in args.case:
                 continue
-            kb = threshold(mp, image, script, case)
+            if args.quick and firsts.setdefault(script, case) != case:
+                continue
+            kb = threshold(mp, image, script, case, step)
             out[case] = kb
             if not args.json:
                 print("%-40s %s" % (case, "FAILS at %d KB" % SUITE_KB if kb is None else

@@ -9,7 +9,9 @@ tests/mp_carousel_test.py, the Pico's driver on fakes whose clock is the PIO tim
 the first after power-up (homing, the pockets emptied) and the next, in seconds, per card
 loaded, unloading, and the carousel's travel.
 
-    .venv/bin/python benchmarks/shuffle.py [--shuffles N] [--certify N] [--workers K]
+    .venv/bin/python benchmarks/shuffle.py [--shuffles N] [--certify N] [--workers K] [--quick]
+
+--quick (run by `make test`): 200 shuffles a probe, a 2,000-shuffle certification on one core.
 """
 
 import argparse
@@ -80,7 +82,12 @@ def main():
     ap.add_argument("--shuffles", type=int, default=20000, help="shuffles per interpreter probe")
     ap.add_argument("--certify", type=int, default=1_000_000, help="shuffles to certify")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--quick", action="store_true",
+                    help="200 shuffles a probe, certify 2,000 on one core (`make test`)")
     args = ap.parse_args()
+    if args.quick:
+        args.shuffles, args.certify, args.workers = min(args.shuffles, 200), \
+            min(args.certify, 2000), 1
 
     cpy = probe([sys.executable], args.shuffles)
     print("CPython %s: %8.0f shuffles/s, HMAC-DRBG %6.2f MB/s (one core)"

@@ -30,7 +30,7 @@ for _p in ("firmware", "host", "protocol"):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from facedown.client import Client  # noqa: E402
+from facedown.client import connect  # noqa: E402
 from facedown.engine import scenario_module  # noqa: E402
 from facedown.shoereplay import replay  # noqa: E402
 from facedown.virtualshoe import VirtualShoe  # noqa: E402
@@ -108,22 +108,21 @@ def pct(sorted_values, q):
 
 
 class Shoe:
-    """A virtual shoe plus a connected, identified and attached client."""
+    """A virtual shoe plus a client connected, identified, in a maintenance session (config
+    needs one; it may deal too) and attached, as `facedown` commands are."""
 
     def __init__(self, nullmodem=None, timeout=30):
         self.shoe = VirtualShoe(nullmodem=nullmodem)
         try:
             self.shoe.start(ready_line="ready", timeout=30)
-            self.client = Client(self.shoe.port, timeout=timeout).open()
-            count_commands(self.client)
             t0 = time.perf_counter()
-            self.client.identify()
-            self.client.attach()
+            self.client = connect(self.shoe.port, self.shoe.key, timeout=timeout)
+            count_commands(self.client)
         except BaseException:
             self.shoe.close()
             raise
         self.handshake_s = time.perf_counter() - t0
-        self.handshake = snap(self.client)  # identify + attach: left out of the per-hand figures
+        self.handshake = snap(self.client)  # identify, login, attach: left out of the per-hand figures
 
     def close(self):
         self.client.close()
@@ -235,11 +234,12 @@ def main():
                     help="hands on the null-modem paced at 115200 baud (5)")
     ap.add_argument("--fault-hands", type=int, default=30, help="hands on the 1%% lossy line (30)")
     ap.add_argument("--quick", action="store_true",
-                    help="a fast smoke run: 20 hands, 100 pings, 2 paced, 8 lossy")
+                    help="a smoke run (`make test` runs it): 5 hands, 30 pings, 1 paced, "
+                         "3 lossy")
     args = ap.parse_args()
     if args.quick:
-        args.hands, args.pings = min(args.hands, 20), min(args.pings, 100)
-        args.paced_hands, args.fault_hands = min(args.paced_hands, 2), min(args.fault_hands, 8)
+        args.hands, args.pings = min(args.hands, 5), min(args.pings, 30)
+        args.paced_hands, args.fault_hands = min(args.paced_hands, 1), min(args.fault_hands, 3)
     n = max(1, args.hands)
     t_start = time.perf_counter()
     scn_mod = scenario_module()
@@ -312,7 +312,7 @@ def main():
     lat_row("ping, hand in progress", ping_hand)
     lat_row("status 0xFFFF (counters), hand in progress", status_hand)
     lat_row("action (from the plain-command hands)", action_times)
-    print("3. wire traffic per hand (identify/attach handshake excluded: %d B out, %d B in)" % (
+    print("3. wire traffic per hand (identify/login/attach handshake excluded: %d B out, %d B in)" % (
         clean_handshake["bytes_sent"], clean_handshake["bytes_received"]))
     print("  %-34s %9s %9s %9s %9s %9s" % ("", "host->dev", "dev->host", "total", "frames>",
                                           "frames<"))

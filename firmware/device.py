@@ -6,7 +6,7 @@ import json
 
 import wire
 from audit import Audit
-from journal import Journal, config_json
+from journal import CONFIG_MAX, Journal, config_json
 from recorder import Recorder, rebuild, deliver
 from shoe import cards as C
 from shoe import games as G
@@ -20,6 +20,7 @@ from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
 
 FIRMWARE_VERSION = "0.3.0"
+PROFILE_MAX = 48  # characters of a house profile's name the shoe keeps
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
 
 
@@ -535,12 +536,23 @@ class Device:
             house = json.loads(house_json) if house_json else {}
         except ValueError:
             raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
+        if not isinstance(house, dict):
+            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
+        profile = house.pop("_profile", None)  # the house profile's name: kept, not a setting
+        if profile is not None and (not isinstance(profile, str) or len(profile) > PROFILE_MAX):
+            raise CommandError(wire.BAD_ARGUMENT, "the profile's name must be text of at most "
+                               "%d characters" % PROFILE_MAX)
         if not button:  # stud has none; a flop game's defaults to the highest seat
             button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
         # a dry run of the hand checks every argument before anything changes
         Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
                                                                             else 1))
-        self.config = [game, seats, button, rules, house]
+        config = [game, seats, button, rules, house] + ([profile] if profile else [])
+        if len(json.dumps(config)) > CONFIG_MAX:
+            raise CommandError(wire.BAD_ARGUMENT, "the configuration is %d bytes as JSON; the "
+                               "journal keeps at most %d: fewer house overrides or a shorter "
+                               "profile name" % (len(json.dumps(config)), CONFIG_MAX))
+        self.config = config
         self.audit.add(self.actor(), "config", "%s, seats %s, %s%s" % (
             game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
             else ""))
@@ -551,6 +563,10 @@ class Device:
         self.hand = None
         self.journal.set_config(json.dumps(self.config))
         return ()
+
+    def profile(self):
+        """The name of the house profile the table was configured from, or None."""
+        return self.config[5] if self.config is not None and len(self.config) > 5 else None
 
     def cmd_hand(self, button, ending=False):
         """Start the next hand: shuffle (or the simulator's stacked deck), set the button.
@@ -563,7 +579,7 @@ class Device:
             raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
         if len(self.held) >= HELD_HANDS:
             raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
-        game, seats, old, rules, house = self.config
+        game, seats, old, rules, house = self.config[:5]
         kind = G.GAMES[game][0]
         if button:
             if not (G.SEAT_MIN <= button <= G.SEAT_MAX):
@@ -601,7 +617,8 @@ class Device:
         self.hand_no = self.hand_no % 0xFFFF + 1
         self.hal.store.write("counters", json.dumps(self.counts))  # once a hand: little wear
         self.logged = 0
-        self.rec.begin(hand, self.hand_no, config_json(game, seats, hand.button, rules, house))
+        self.rec.begin(hand, self.hand_no, config_json(game, seats, hand.button, rules, house,
+                                                       self.profile()))
         return ()
 
     def _hand(self):
@@ -669,7 +686,7 @@ class Device:
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
                              "button": self.config[2], "rules": self.config[3],
-                             "house": self.config[4]}
+                             "house": self.config[4], "profile": self.profile()}
         if self.hand is not None:
             import gc
 

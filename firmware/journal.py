@@ -66,6 +66,7 @@ F_FEED = 1
 F_REPLY = 2
 F_ACMD = 4  # the reply answered an authenticated command (ACMD): only an ACMD retry gets it
 NONE32 = 0xFFFFFFFF
+CONFIG_MAX = 255 - 56  # the configuration's JSON: it rides in every block's checkpoint record
 ZERO_HASH = bytes(32)
 
 
@@ -106,6 +107,7 @@ class Journal:
         self.page = bytearray(PAGE)
         self.scratch = bytearray(PAGE)
         self.rbuf = bytearray(260)
+        self.rhead = memoryview(self.rbuf)[:2]
         self.seqs = array("L", [0] * self.nblocks)
         self.problems = []          # what boot or verify() found wrong (text, hand affected)
         self.config = None          # JSON text of the configuration
@@ -256,6 +258,37 @@ class Journal:
                 self.hand_loc = (seq, off)
             self._apply(t, p)
             off = nxt
+
+    def _valid_at(self, block, off):
+        """Does a whole record with a good CRC start at off? (read into the buffer kept for
+        it: a resync tries many offsets)"""
+        if off + 4 > BLOCK:
+            return False
+        buf = self.rbuf
+        self.dev.readblocks(block, self.rhead, off)
+        n = buf[1]
+        if not (R_BLOCK <= buf[0] <= R_CLOSE) or off + 4 + n > BLOCK:
+            return False
+        view = memoryview(buf)
+        self.dev.readblocks(block, view[:n + 4], off)
+        return crc16(view[:2 + n]) == _u16(buf, 2 + n)
+
+    def _resync(self, block, off):
+        """The offset of the first good record after the damaged one at off (its length byte
+        first, if it leads to one; else byte by byte), the end of the log (erased), or BLOCK."""
+        n = self._read(block, off + 1, 1)[0] if off + 1 < BLOCK else 0
+        skip = off + 4 + n
+        if skip <= BLOCK - 4 and (self._valid_at(block, skip) or self._erased(block, skip)):
+            return skip
+        buf = self.rbuf
+        for p in range(off + 1, BLOCK - 3):
+            self.dev.readblocks(block, self.rhead, p)
+            if buf[0] == 0xFF:
+                if self._erased(block, p):
+                    return p
+            elif self._valid_at(block, p):
+                return p
+        return BLOCK
 
     def _erased(self, block, off):
         """Is the rest of the block, from off, all 0xFF? (read a page at a time)"""
@@ -464,12 +497,15 @@ class Journal:
                                          cur["hand"] if cur else None))
                     break
                 if t < 0:
-                    if off != torn:  # (a record a power cut tore was never taken: not damage)
-                        if cur is not None:
-                            cur["damaged"] = True
-                        problems.append(("damaged record in block %d at %d" % (b, off),
-                                         cur["hand"] if cur else None))
-                    break
+                    if off == torn:  # a record a power cut tore was never taken: not damage,
+                        break        # and nothing follows it in its block
+                    if cur is not None:
+                        cur["damaged"] = True
+                    problems.append(("damaged record in block %d at %d" % (b, off),
+                                     cur["hand"] if cur else None))
+                    nxt = self._resync(b, off)  # the records after it are still good
+                    if nxt >= BLOCK:
+                        break
                 if t == R_HAND:
                     if cur is not None:
                         on_hand(cur)  # a hand that never closed
@@ -520,9 +556,18 @@ class Journal:
         return numbers, problems
 
     def verify(self):
-        """Read everything back: the list of problems (empty when the journal is sound)."""
-        _, problems = self.hands()
-        return self.problems + problems
+        """Read everything back, every hand's hash checked, one hand held at a time (the ring's
+        1,000 hands at once do not fit a device's heap): the list of problems (empty when the
+        journal is sound)."""
+        return self.problems + self._walk(_every, _drop)
+
+
+def _every(number):
+    return True
+
+
+def _drop(hand):
+    pass
 
 
 class Runs:
@@ -563,5 +608,10 @@ def hand_hash(prev, head, entries):
     return h.digest()
 
 
-def config_json(game, seats, button, rules, house):
-    return json.dumps([game, seats, button, rules, house])
+def config_json(game, seats, button, rules, house, profile=None):
+    """A hand's configuration as the journal keeps it (HAND record): the house profile's name
+    is a sixth element when the table was configured from one."""
+    cfg = [game, seats, button, rules, house]
+    if profile:
+        cfg.append(profile)
+    return json.dumps(cfg)

@@ -54,7 +54,7 @@ class Recorder:
 def rebuild(h, rng, mech):
     """A hand back from the journal (its OpenHand). Its zones come from its entries; its stub,
     whose order was never written, is reshuffled face down (RP-4) if it was still being dealt."""
-    game, seats, button, rules, house = json.loads(h.config)
+    game, seats, button, rules, house = json.loads(h.config)[:5]  # (a 6th: the profile's name)
     deck = C.deck(G.GAMES[game][1])
     hand = Hand(game, seats, button, rules, house, rng, None, deck)
     z = Zones(deck, hand.seats)

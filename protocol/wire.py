@@ -148,7 +148,8 @@ MESSAGES = (
     (2, "config", DIR_CMD, "sHBss",
      "game, seats, button, rules, house: set up the table: game name; seats bitmask (bit n = seat "
      "n); dealer button seat (0 = none, stud games); rules name; house rules as JSON text (it "
-     "must fit the frame)"),
+     "must fit the frame); its key \"_profile\", if any, is the house profile's name, kept "
+     "with the configuration and in each hand's history, not a setting"),
     (2, "config", DIR_REPLY, "", "no data"),
     (3, "status", DIR_CMD, "H",
      "offset: read the table snapshot from this byte offset; offset 0 takes a new snapshot, "

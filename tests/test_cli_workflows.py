@@ -1,6 +1,7 @@
 """The documented workflows as a user meets them: `facedown` commands in subprocesses against
 a real `facedown sim` (issue 16)."""
 
+import json
 import os
 import re
 
@@ -229,8 +230,8 @@ def test_commands_say_what_the_shoe_did(sim):
     out = ok(run("--port", sim.port, "config", "--profile", "profiles/room.toml", "--rules",
                  "robert", "--button", "3", "--house", "premature_turn=reshuffle"))
     assert ("holdem, seats 1,2,3,4,5,6,7,8,9, button 3, Robert's Rules of Poker, house "
-            in out) and "premature_turn=reshuffle" in out and "(profile profiles/room.toml)" \
-        in out, out
+            in out) and "premature_turn=reshuffle" in out and \
+        "profile 'Main room, Friday tournament' (from profiles/room.toml)" in out, out
     out = ok(run("--port", sim.port, "deal"))
     assert "DEALING: before the flop" in out, out
     assert "DEALING: flop" in ok(run("--port", sim.port, "street"))
@@ -241,6 +242,47 @@ def test_commands_say_what_the_shoe_did(sim):
     assert "report premature: the shoe applied premature-turn (house setting)" in out, out
     assert "> house setting          premature-turn: " in ok(run("--port", sim.port, "status"))
     ok(run("--port", sim.port, "end"))
+
+
+def test_every_history_format_has_the_hands_configuration(sim):
+    """The floor settling a dispute sees the table the hand was dealt under: rules, house
+    overrides (room.toml's premature_turn=set_aside), the profile's name, seats and button."""
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    ok(run("--port", sim.port, "config", "--profile", "profiles/room.toml", "--button", "4"))
+    for step in (("deal",), ("street",), ("street",), ("report", "premature"), ("end",)):
+        ok(run("--port", sim.port, *step))
+    hand = json.loads(ok(run("--port", sim.port, "status", "--json")))["hand"]
+    table = ok(run("--port", sim.port, "history", "--hand", hand))
+    assert ("  config   holdem, seats 1,2,3,4,5,6,7,8,9, button 4, Poker TDA 2024, house "
+            "cut_after_reshuffle=false, extra_holecard=burn, premature_turn=set_aside, profile "
+            "'Main room, Friday tournament'") in table, table
+    [rec] = json.loads(ok(run("--port", sim.port, "history", "--hand", hand, "--json")))
+    assert rec["config"] == {"game": "holdem", "seats": list(range(1, 10)), "button": 4,
+                             "rules": "tda2024", "profile": "Main room, Friday tournament",
+                             "house": {"premature_turn": "set_aside", "extra_holecard": "burn",
+                                       "cut_after_reshuffle": False}}
+    phh = ok(run("--port", sim.port, "history", "--hand", hand, "--format", "phh"))
+    assert "_shoe_rules = 'tda2024'" in phh and "_shoe_button = 4" in phh, phh
+    assert "_shoe_table_seats = [1, 2, 3, 4, 5, 6, 7, 8, 9]" in phh, phh
+    assert "premature_turn = 'set_aside'" in phh.split("_shoe_house = ", 1)[1].split("\n")[0]
+    assert "_shoe_profile = 'Main room, Friday tournament'" in phh, phh
+    from pokerkit import HandHistory
+
+    HandHistory.loads(phh)  # still a history pokerkit reads
+
+
+def test_house_overrides_too_long_for_a_frame_are_one_line(sim):
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    before = json.loads(ok(run("--port", sim.port, "status", "--json")))["config"]
+    many = sum((["--house", h] for h in (
+        "draw_reshuffle_own_discards=true", "flop4_pick_is_turn_burn=false",
+        "misdeal_window=two_actions", "exposed_holecard=muck", "four_card_flop=reshuffle")), [])
+    out = err(run("--port", sim.port, "config", "--profile", "profiles/room.toml", *many), 2)
+    assert "the house overrides and the profile's name take 277 bytes as JSON: too many for " \
+        "one frame" in out, out
+    assert json.loads(ok(run("--port", sim.port, "status", "--json")))["config"] == before
 
 
 def test_an_action_during_a_partial_deal_is_reported(sim):
@@ -285,3 +327,138 @@ def test_sim_reboots_a_shoe_reset_in_quick_succession_but_gives_up_on_a_crash_lo
     # a firmware that crashes as it boots (status 1): three in a row and the sim says so
     assert simmod.serve(_Bouncing(1, boots=6), seconds=30) == 1
     assert "keeps stopping (exit status 1)" in capsys.readouterr().out
+
+
+def inner_pytest(*argv):
+    """`pytest ARGV...` as a test engineer runs it from the checkout."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "-rfs"] + list(argv), capture_output=True, text=True, timeout=600,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
+    """pytest --shoe-port=PORT tests/scenarios plays the bundled scenarios from the shoe's own
+    shuffle (checks that do not depend on the stacked order), skips only what needs the
+    simulated mechanism, fails the power cuts as the guide says, and never passes green on a
+    port that does not answer or a run that played nothing."""
+    with Sim("--flash", tmp_path / "flash") as sim:
+        run_ = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios")
+        out = run_.stdout
+        assert run_.returncode == 1, out[-3000:]
+        m = re.search(r"(\d+) failed, (\d+) passed, (\d+) skipped", out)
+        assert m and int(m.group(1)) == 2 and int(m.group(2)) >= 50, out[-3000:]
+        failed = re.findall(r"FAILED (\S+) - .*", out)
+        assert sorted(os.path.basename(f) for f in failed) == [
+            "14-premature-flop-then-power-cut-robert.json",
+            "14-premature-flop-then-power-cut-tda.json"], out[-3000:]
+        assert out.count("a power cut needs a virtual shoe (simulator only)") >= 2, out[-3000:]
+        skips = re.findall(r"SKIPPED \[\d+\] \S+: (.*)", out)
+        assert len(skips) == int(m.group(3)) and all(
+            re.fullmatch(r"needs simulated faults? .* \(simulator only\)", r) for r in skips), skips
+        # what a real shoe can play, all green
+        clean = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios", "-m", "not sim_only")
+        assert clean.returncode == 0 and re.search(r"\b(5\d|[6-9]\d) passed", clean.stdout), \
+            clean.stdout[-3000:]
+        assert "skipped" not in clean.stdout.splitlines()[-1]
+        # a run that played nothing does not pass
+        nothing = inner_pytest("--shoe-port=" + sim.port, "tests/scenarios", "-k", "jam")
+        assert nothing.returncode != 0, nothing.stdout[-2000:]
+        assert "no scenario was played on the shoe at %s" % sim.port in nothing.stdout
+    # a port with no shoe fails the run, before any test
+    bad = inner_pytest("--shoe-port=/dev/facedown-no-such-port", "tests/scenarios")
+    assert bad.returncode not in (0, 5), bad.stdout + bad.stderr
+    assert "cannot open /dev/facedown-no-such-port" in bad.stdout + bad.stderr
+    assert " passed" not in bad.stdout and " skipped" not in bad.stdout
+
+
+def test_throwaway_sims_leave_nothing_behind(tmp_path, monkeypatch):
+    """A `facedown sim` without --flash is a throwaway shoe: its temporary flash folder, its
+    key in the key store and its session go with it, even when it was killed outright (the
+    next throwaway sim sweeps them); a --flash shoe keeps its key."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("FACEDOWN_HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+
+    def left():
+        keys = sorted(os.listdir(home / "keys")) if (home / "keys").is_dir() else []
+        sessions = sorted(os.listdir(home / "sessions")) if (home / "sessions").is_dir() else []
+        return keys, sessions, sorted(p.name for p in tmp.glob("facedown-flash-*"))
+
+    killed = Sim()
+    ok(run("--port", killed.port, "login", "--role", "maintenance"))
+    assert left()[0] == [killed.device + ".key"] and left()[2]
+    killed.kill()  # no cleanup can run: the next throwaway sim sweeps
+    with Sim() as sim:
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        keys, _, folders = left()
+        assert keys == [sim.device + ".key"] and folders == [os.path.basename(sim.flash)]
+    killed.proc.stdout.close()
+    keys, sessions, folders = left()
+    assert keys == [] and folders == [] and sessions == [], (keys, sessions, folders)
+    with Sim("--flash", tmp_path / "kept") as kept:  # a shoe that lasts keeps its key
+        ok(run("--port", kept.port, "identify"))
+    assert left()[0] == [kept.device + ".key"]
+
+
+def test_profiles_piped_fits_the_width_and_marks_without_bold():
+    from facedown import profiles
+
+    out = ok(run("profiles", COLUMNS="100"))
+    lines = out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 100, max(map(len, lines))
+    assert lines[0].startswith("House settings (*: the rulebooks differ)"), lines[0]
+    assert "bold" not in out and "\x1b[" not in out
+    for row in profiles.settings_table():  # the mark where the rulebooks differ, only there
+        line = next(x for x in lines if " %s " % row["name"] in x)
+        assert ("*" in line) == (row["tda2024"] != row["robert"]), line
+    assert max(len(x.rstrip()) for x in ok(run("profiles", COLUMNS="72")).splitlines()) <= 72
+
+
+def test_no_help_names_an_issue_of_the_project():
+    import argparse
+
+    from facedown.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    # the top level as the user runs it; each command's help from the same parser
+    texts = [ok(run("--help"))] + [p.format_help() for p in sub.choices.values()]
+    for text in texts:
+        assert not re.search(r"\(issue \d+\)|\bissue \d+\b", text), text
+
+
+def test_installing_prints_no_deprecation_box():
+    """`make setup` installs the package: the build backend finds nothing in pyproject.toml to
+    warn about (the license as a SPDX string, not setuptools' deprecated table)."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps",
+                           "-e", root], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout + proc.stderr
+    assert "Would install facedown" in out, out[-2000:]
+    assert "deprecated" not in out.lower() and "!!" not in out, out[-3000:]
+
+
+def test_the_demo_reads_as_a_table_not_as_failures():
+    """facedown demo (seed 3: hand 4 ends as a misdeal on its deal): no refusal after a hand
+    is over, folded seats told from undealt ones, no raw event numbers in the headers, and
+    counts that agree with their nouns."""
+    from facedown.view import count
+
+    out = ok(run("demo", "--hands", "4", "--seed", "3", timeout=120))
+    assert "refused" not in out and "declined" not in out, out
+    heads = [line for line in out.splitlines() if re.match(r"hand \d+ ", line)]
+    assert len(heads) == 4 and all(re.fullmatch(r"hand \d+   last: [^#]+", h) for h in heads), \
+        heads
+    assert not re.search(r"#\d+", out), out
+    assert "(folded)" in out and "(not dealt)" in out and "(no cards)" not in out, out
+    assert not re.search(r"\b1 (hands|jams|times|duplicates|card movements)\b", out), out
+    assert "4 hands of 9-seat hold'em" in out and "0 jams cleared" in out
+    assert (count(1, "hand"), count(0, "jam"), count(2, "hand")) == ("1 hand", "0 jams",
+                                                                      "2 hands")

@@ -1,7 +1,8 @@
 """docs/guide.md stays true to the code: every procedure id and every house setting is in it (and
 its two tables match the firmware's, row by row), every `facedown <subcommand>` it names exists
 (and every subcommand is named), the options it gives each subcommand exist, and its links
-point at files that exist."""
+point at files that exist; its sample session, played on a `facedown sim --seed 7`, prints
+every line it shows; `facedown --version` says what the troubleshooting table compares."""
 
 import argparse
 import os
@@ -152,3 +153,102 @@ def test_anchors_exist(guide):
         slugs.add(slug)
     missing = [a for a in re.findall(r"\]\(#([^)]+)\)", guide) if a not in slugs]
     assert not missing, "docs/guide.md links to missing headings: %s" % ", ".join(missing)
+
+
+def session_steps(text):
+    """[(command argv, pattern of its whole output)] of the guide's sample session: each line
+    shown literally (the device id and port as any), `...` any lines."""
+    m = re.search(r"<!-- session:.*?-->\n(.*?)<!-- /session -->", text, re.S)
+    assert m, "docs/guide.md has no <!-- session --> block"
+    steps = []
+    for line in m.group(1).splitlines():
+        if not line.strip():
+            continue
+        line = line[4:]
+        if line.startswith("$ facedown "):
+            steps.append((re.sub(r"\s+#.*", "", line[len("$ facedown "):]).split(), []))
+        elif line.startswith("$ "):
+            continue  # (the export)
+        else:
+            steps[-1][1].append(line)
+    out = []
+    for argv, shown in steps:
+        pattern = ""
+        for line in shown:
+            if line == "...":
+                pattern += r"(?:.*\n)*?"
+            else:
+                text = re.escape(line)
+                text = re.sub(r"sim\\-[0-9a-f]{8}", r"sim-[0-9a-f]{8}", text)
+                pattern += text.replace(re.escape("/dev/pts/3"), r"/dev/pts/\d+") + r"\n"
+        out.append((argv, pattern))
+    return out
+
+
+def sim_lines_as_shown(guide, sim):
+    """facedown sim's first two lines, as the guide shows them for `facedown sim --seed 7`."""
+    m = re.search(r"\$ \.venv/bin/facedown sim --seed 7\n    (.*)\n    (.*)\n", guide)
+    assert m, "the guide shows no `facedown sim --seed 7`"
+    first, second = sim.lines[0].rstrip("\n"), sim.proc.stdout.readline().rstrip("\n")
+    pattern = re.escape(m.group(1))
+    for shown, real in (("sim\\-c00bbe94", r"sim-[0-9a-f]{8}"), ("/dev/pts/3", r"/dev/pts/\d+"),
+                        ("/tmp/facedown\\-flash\\-k2j8x0qa", r"\S+"),
+                        ("/home/you/\\.config/facedown", r"\S+")):
+        pattern = pattern.replace(shown, real)
+    assert re.fullmatch(pattern, first), (first, m.group(1))
+    assert re.fullmatch(re.escape(m.group(2)).replace("/dev/pts/3", r"/dev/pts/\d+"),
+                        second), second
+
+
+def test_the_sample_session_prints_what_the_guide_shows(guide, tmp_path):
+    from cli import Sim, run
+
+    steps = session_steps(guide)
+    assert len(steps) >= 14
+    with Sim("--flash", tmp_path / "flash", "--seed", "7") as sim:
+        sim_lines_as_shown(guide, sim)
+        for argv, pattern in steps:
+            proc = run(*argv, FACEDOWN_PORT=sim.port)
+            out = proc.stdout + proc.stderr
+            assert "Traceback" not in out
+            if pattern:  # the lines shown, in order, and nothing else where no "..." is
+                assert re.fullmatch(pattern, out), "facedown %s printed:\n%s" % (
+                    " ".join(argv), out)
+            elif argv[0] in ("action", "street", "deal", "end", "report"):
+                assert "holdem | Poker TDA 2024" in out, out  # (the table, as the guide says)
+
+
+def test_version_names_what_identify_is_compared_with(guide):
+    from cli import run
+
+    out = run("--version").stdout
+    assert re.fullmatch(r"facedown \S+ \(protocol 1; deploys firmware [0-9.]+\)\n", out), out
+    with open(os.path.join(ROOT, "firmware", "device.py")) as f:
+        firmware = re.search(r'FIRMWARE_VERSION = "([^"]+)"', f.read()).group(1)
+    assert "deploys firmware %s)" % firmware in out
+    assert "facedown --version` prints the protocol this host speaks and the firmware it " \
+        "deploys" in guide
+
+
+def test_the_values_the_host_checks_fail_as_the_guide_says(guide):
+    """Troubleshooting's list of what the host checks before anything is sent: each message as
+    the guide gives it, one line (and a hint), exit status 2, no shoe needed."""
+    from cli import run
+
+    for argv, message in (
+            (("config", "--game", "holdem", "--seats", "1-11"),
+             "argument --seats: seat 11: seats are 1..10"),
+            (("action", "11", "call"), "argument seat: seats are 1..10, not 11"),
+            (("config", "--game", "holdem"), "config needs --seats (or a --profile that sets "
+                                             "seats)"),
+            (("report", "exposed"), "report exposed needs --seat S and --card K"),
+            (("config", "--game", "holdem", "--seats", "1-6", "--house", "foo"),
+             "--house takes SETTING=VALUE, not 'foo'"),
+            (("draw", "--discard", "1:Zz"), "--discard 1:Zz: unknown card 'Zz'")):
+        proc = run("--port", "/dev/facedown-not-used", *argv)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.splitlines()
+        assert lines[0] == "facedown: error: " + message and len(lines) <= 2, proc.stderr
+        assert "`%s`" % message.replace("\n", " ") in re.sub(r"\s+", " ", guide) or \
+            message in re.sub(r"`\s+`|\s+", " ", guide), message
+

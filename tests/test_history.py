@@ -91,6 +91,8 @@ def test_history_over_the_protocol_verifies_and_matches(shoe, capsys):
     for got, want in zip(fetched, records):
         got = dict(got)
         del got["hand"]
+        assert got.pop("config") == {"game": "holdem", "seats": HAND["seats"], "button": 9,
+                                     "rules": "tda2024", "house": {}, "profile": None}
         assert got == want
     login_cli(shoe, "maintenance")
     assert main(["--port", shoe.port, "history", "--last", "2"]) == 0

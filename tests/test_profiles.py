@@ -279,7 +279,7 @@ def test_profiles_lists_every_setting_with_both_defaults(capsys):
     for name, tda, robert, allowed, source in house.SETTINGS:
         row = [line for line in lines if " %s " % name in line]
         assert len(row) == 1, name
-        cells = [c.strip() for c in row[0].split("│")]
+        cells = [c.strip().rstrip("*") for c in row[0].split("│")]
         assert profiles._plain(tda) in cells and profiles._plain(robert) in cells, name
         assert source.split()[0] in out
     assert "TDA 2024" in out and "Robert's" in out
@@ -366,7 +366,7 @@ def test_config_profile_on_a_virtual_shoe(tmp_path, capsys):
         assert main(["--port", shoe.port, "config", "--profile", ROOM]) == 0
         cfg = shoe_config(capsys, shoe.port)
         assert cfg == {"game": "holdem", "seats": list(range(1, 10)), "button": 9,
-                       "rules": "tda2024",
+                       "rules": "tda2024", "profile": "Main room, Friday tournament",
                        "house": {"premature_turn": "set_aside", "extra_holecard": "burn",
                                  "cut_after_reshuffle": False}}
 
@@ -376,7 +376,7 @@ def test_config_profile_on_a_virtual_shoe(tmp_path, capsys):
                      "--house", "premature_turn=reshuffle", "--house", "extra_burn=stays"]) == 0
         cfg = shoe_config(capsys, shoe.port)
         assert cfg == {"game": "omaha", "seats": [1, 2, 3, 4, 5, 6], "button": 3,
-                       "rules": "robert",
+                       "rules": "robert", "profile": "Main room, Friday tournament",
                        "house": {"premature_turn": "reshuffle", "extra_holecard": "burn",
                                  "cut_after_reshuffle": False, "extra_burn": "stays"}}
 
@@ -388,6 +388,7 @@ def test_config_profile_on_a_virtual_shoe(tmp_path, capsys):
         cfg = shoe_config(capsys, shoe.port)
         assert cfg["game"] == "stud" and cfg["rules"] == "robert"
         assert cfg["house"] == {"short_hand": "misdeal"}
+        assert cfg["profile"] == "house-only"  # (no name in the file: its own)
 
 
 def test_the_docs_table_is_the_firmwares():

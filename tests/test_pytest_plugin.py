@@ -79,9 +79,11 @@ def _user_tests(pytester):
             rec = shoe_replay(PLAIN)
             assert rec["status"] == "complete" and rec["stub"] == 40
 
-        def test_stacked(shoe_replay):
+        def test_stacked(shoe_replay, request):
             rec = shoe_replay(STACKED)
-            assert rec["seats"]["1"][0]["card"] == "2c"
+            assert rec["procedures"] == STACKED["expect"]["procedures"]
+            if request.config.getoption("facedown_shoe_port") is None:  # the stacked deck
+                assert rec["seats"]["1"][0]["card"] == "2c"
     ''' % (json.dumps(PLAIN), json.dumps(_load(GOOD))))
 
 
@@ -157,8 +159,8 @@ def test_command_line_file_and_option(pytester):
 def test_sim_only_reasons():
     reason = plugin.sim_only_reason
     assert reason(PLAIN) is None
-    assert reason(dict(PLAIN, deck=["Ah"])) == "needs a stacked deck (simulator only)"
-    assert reason(dict(PLAIN, seed=3)) == "needs a seeded shuffle (simulator only)"
+    # a stacked deck or a seed: a real shoe plays it from its own shuffle
+    assert reason(dict(PLAIN, deck=["Ah"])) is None and reason(dict(PLAIN, seed=3)) is None
     assert reason(dict(PLAIN, sim_only=True)) == "marked sim_only (simulator only)"
     assert reason(dict(PLAIN, sim_only=False)) is None
     for kind in plugin.SIM_FAULTS:
@@ -167,10 +169,13 @@ def test_sim_only_reasons():
             "needs simulated fault %s (simulator only)" % kind
     steps = PLAIN["steps"] + [{"do": "power_cut"}, {"do": "fault", "kind": "boxed", "at": 1}]
     assert reason(dict(PLAIN, deck=["Ah"], seed=1, steps=steps)) == \
-        "needs a stacked deck, a seeded shuffle and simulated faults power_cut, boxed " \
-        "(simulator only)"
-    # every bundled scenario stacks its deck
-    assert all(reason(golden.load(p)) for p in ALL)
+        "needs simulated faults power_cut, boxed (simulator only)"
+    # on a real shoe only the simulated mechanism's faults are skipped: a power cut fails
+    skip = plugin.hardware_skip_reason
+    assert skip(dict(PLAIN, steps=PLAIN["steps"] + [{"do": "power_cut"}])) is None
+    assert skip(dict(PLAIN, steps=steps)) == reason(dict(PLAIN, steps=steps))
+    assert skip(dict(PLAIN, deck=["Ah"], seed=1)) is None
+    assert skip(dict(PLAIN, sim_only=True)) == "marked sim_only (simulator only)"
 
 
 @pytest.fixture(scope="module")
@@ -200,14 +205,38 @@ def test_on_a_shoe_port_simulator_only_scenarios_are_skipped(pytester, running_s
     _user_tests(pytester)
     result = pytester.runpytest("--shoe-port=" + running_shoe.port, "scen", "test_user.py",
                                 "-rs")
-    result.assert_outcomes(passed=4, skipped=4)
+    # the stacked scenario plays from the shoe's own shuffle: only the mechanism's simulated
+    # faults and sim_only are skipped
+    result.assert_outcomes(passed=6, skipped=2)
     result.stdout.fnmatch_lines_random([
         "facedown: scenarios on the shoe at %s *" % running_shoe.port,
-        "SKIPPED * scen/%s: needs a stacked deck and a seeded shuffle (simulator only)" % GOOD,
         "SKIPPED * scen/faulty.json: needs simulated fault boxed (simulator only)",
         "SKIPPED * scen/flagged.json: marked sim_only (simulator only)",
-        "SKIPPED * test_user.py:*: needs a stacked deck and a seeded shuffle (simulator only)",
     ])
+
+
+def test_order_free_checks_catch_what_the_shoe_did_otherwise():
+    """On a real shoe the record is checked against the scenario's stacked run on what does
+    not depend on the order: each kind of difference is reported."""
+    scn = _load("03-premature-turn-robert.json")
+    right = SCN.run(scn)
+    assert plugin.order_free_mismatches(scn, right, SCN) == []
+    moved = copy.deepcopy(right)
+    moved["muck"].append(moved["board"].pop())
+    turned = copy.deepcopy(right)
+    turned["seats"]["1"][0]["up"] = True
+    ruled = copy.deepcopy(right)
+    next(e for e in ruled["log"] if "procedure" in e)["rule"] = "TDA RP-5-B"
+    for broken, what in ((dict(right, procedures=right["procedures"][:1]), "procedures:"),
+                         (dict(right, status="misdeal"), "status:"),
+                         (dict(right, stub=right["stub"] - 1), "stub:"),
+                         (moved, "board:"), (turned, "seats:"), (ruled, "rules:")):
+        found = plugin.order_free_mismatches(scn, broken, SCN)
+        assert any(m.startswith(what) for m in found), (what, found)
+    # and the invariants of the shoe's own record
+    twice = copy.deepcopy(right)
+    twice["muck"].append(twice["board"][0])
+    assert any("conservation" in m for m in plugin.order_free_mismatches(scn, twice, SCN))
 
 
 def test_fixtures_on_the_virtual_shoe(pytester):

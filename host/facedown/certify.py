@@ -627,7 +627,7 @@ def run_command(args):
 
 
 def add_command(sub):
-    p = sub.add_parser("certify", help="statistical certification of the shuffler (issue 6)",
+    p = sub.add_parser("certify", help="statistical certification of the shuffler (docs/certify.md)",
                        description="\n\n".join(__doc__.split("\n\n")[1:4]) if __doc__ else None,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shuffles", type=int, default=100_000, metavar="N",

@@ -36,12 +36,42 @@ class _Commands:
         return self.sub.add_parser(name, **kwargs)
 
 
+def version_line():
+    """What `facedown --version` says: this host's version, the protocol it speaks and the
+    firmware version of the image it deploys (what to compare with a shoe's `identify`)."""
+    import re
+
+    from .engine import FIRMWARE, PROTOCOL
+
+    found = {}
+    for key, path, pattern in (
+            ("protocol", os.path.join(PROTOCOL, "wire.py"), r"PROTOCOL_VERSION = const\((\d+)\)"),
+            ("firmware", os.path.join(FIRMWARE, "device.py"), r'FIRMWARE_VERSION = "([^"]+)"')):
+        try:
+            with open(path) as f:
+                m = re.search(pattern, f.read())
+            found[key] = m.group(1) if m else "?"
+        except OSError:
+            found[key] = "?"
+    return "facedown %s (protocol %s; deploys firmware %s)" % (
+        __version__, found["protocol"], found["firmware"])
+
+
+class Parser(argparse.ArgumentParser):
+    """Misuse is one line, as every other error (docs/guide.md, Troubleshooting), with where
+    to look: not argparse's usage block."""
+
+    def error(self, message):
+        self.exit(2, "facedown: error: %s\nhint: `%s --help` shows the usage\n" % (
+            message, self.prog))
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="facedown",
         description="Drive, watch and replay the Facedown dealing shoe.",
     )
-    parser.add_argument("--version", action="version", version="facedown " + __version__)
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     parser.add_argument("--port", default=os.environ.get("FACEDOWN_PORT"), help=PORT_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

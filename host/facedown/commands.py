@@ -14,6 +14,7 @@ from .errors import UserError
 
 W = wire()
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+PROFILE_MAX = 48  # characters of a profile's name the shoe keeps (firmware/device.py)
 
 
 def _seats(text):
@@ -367,12 +368,13 @@ def config_line(cfg):
     """The configuration a shoe holds, as one line: game, seats, button, rulebook, overrides."""
     seats = ",".join(str(x) for x in cfg["seats"])
     house = cfg.get("house") or {}
-    return "%s, seats %s, %s, %s, %s" % (
+    return "%s, seats %s, %s, %s, %s%s" % (
         cfg["game"], seats, "button %s" % cfg["button"] if cfg.get("button") else "no button",
         view.RULES.get(cfg["rules"], cfg["rules"]),
         "house " + ", ".join("%s=%s" % (k, json.dumps(v) if isinstance(v, bool) else v)
                              for k, v in sorted(house.items())) if house
-        else "no house overrides")
+        else "no house overrides",
+        ", profile %r" % cfg["profile"] if cfg.get("profile") else "")
 
 
 def show(client, args, before=None):
@@ -497,9 +499,22 @@ def config(args):
         raise UserError("--button %d is not one of the seats (%s)" % (
             button, ",".join(str(s) for s in seats)),
             hint="the button is an occupied seat's, e.g. --button %d" % seats[-1])
+    if args.profile and prof.get("name"):  # the shoe keeps the profile's name with the table
+        house["_profile"] = prof["name"][:PROFILE_MAX]
+    text = json.dumps(house, separators=(",", ":"))
+    try:  # in a session's frame (ACMD: counter and tag before the command)
+        fits = len(W.encode_command("config", (game, mask, button, rules, text))) <= \
+            W.MAX_BODY - 4 - W.TAG
+    except W.WireError:
+        fits = False
+    if not fits:
+        raise UserError("config: the house overrides%s take %d bytes as JSON: too many for one "
+                        "frame of the protocol" % (" and the profile's name" if args.profile
+                                                   else "", len(text)),
+                        hint="set fewer overrides: the ones at their rulebook's default can go")
     client = connect(args)
     try:
-        client.call("config", game, mask, button, rules, json.dumps(house, separators=(",", ":")))
+        client.call("config", game, mask, button, rules, text)
         st = client.status()
     finally:
         client.close()
@@ -507,7 +522,7 @@ def config(args):
         print(json.dumps(st, indent=1))
         return 0
     print("configured %s: %s%s" % (args.port, config_line(st["config"]),
-                                   " (profile %s)" % args.profile if args.profile else ""))
+                                   " (from %s)" % args.profile if args.profile else ""))
     print("the next hand is %d: `facedown --port %s deal` starts it" % (st["hand"] + 1,
                                                                          args.port))
     return 0

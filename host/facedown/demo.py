@@ -101,7 +101,8 @@ def run_scenarios(args):
         print("=" * 78)
         print(view.render(rec, title="%s  %s" % (os.path.basename(path), scn.get("title", ""))))
     print("=" * 78)
-    print("%d scenarios replayed, %d distinct procedures applied" % (len(files), len(procedures)))
+    print("%s replayed, %s applied" % (view.count(len(files), "scenario"),
+                                       view.count(len(procedures), "distinct procedure")))
     return 0
 
 
@@ -183,12 +184,12 @@ class Demo:
             self.moves += 1
         if entry[0] == 4:
             self.procedures[self.fw.procedures.pid(entry[1])] += 1
-        self.last_line = "#%d %s" % (number, describe(entry, hand, self.args.rules))
+        self.last_line = describe(entry, hand, self.args.rules)
         self.redraw()
 
     def redraw(self, final=False):
         rec = self.mirror.record()
-        text = view.render(rec, title="hand %d   (%s)" % (self.hand_no, self.last_line))
+        text = view.render(rec, title="hand %d   last: %s" % (self.hand_no, self.last_line))
         self.screen.show(text, final)
 
     def run(self):
@@ -197,8 +198,8 @@ class Demo:
         from .virtualshoe import VirtualShoe
 
         self.fw = engine.firmware_imports()
-        print("Facedown demo: a virtual shoe deals %d hands of 9-seat hold'em (%s), seed %d" % (
-            self.args.hands, self.args.rules, self.seed), flush=True)
+        print("Facedown demo: a virtual shoe deals %s of 9-seat hold'em (%s), seed %d" % (
+            view.count(self.args.hands, "hand"), self.args.rules, self.seed), flush=True)
         env = {"FACEDOWN_SIM": "feed_ms=%d,seed=%d" % (self.args.feed_ms, self.seed)}
         t0 = time.monotonic()
         with VirtualShoe(env=env) as shoe:
@@ -221,16 +222,20 @@ class Demo:
                     self.mirror = Mirror("holdem", SEATS, cfg["button"], self.args.rules)
                     self.last_line = "shuffled face down; button on seat %d" % cfg["button"]
                     self.redraw()
+                    refused = None
                     try:
                         self.play(client, shoe, power_cycle=(k == self.power_cycle_at))
-                    except ShoeError as e:
-                        self.screen.say("  (the shoe refused: %s)" % e)
+                    except ShoeError as e:  # (the demo stops a hand once it is over: rare)
+                        refused = e
                     client.sync()
                     self.redraw(final=True)
                     rec = self.mirror.record()
                     self.screen.say("hand %d: %s%s" % (
                         self.hand_no, rec["status"],
                         "; " + ", ".join(rec["procedures"]) if rec["procedures"] else ""))
+                    if refused is not None:
+                        self.screen.say("  (the shoe declined the demo's next step for it: %s)"
+                                        % refused)
             finally:
                 self.screen.stop()
             wall = time.monotonic() - t0
@@ -283,10 +288,11 @@ class Demo:
                 return
         self.stop_fault(c, 3)
         self.step(c, "deal", 0)
-        if self.mirror.status != 0:
+        if self.over(c):
             return
         live = list(SEATS)
-        self.betting(c, live, preflop=True)
+        if self.betting(c, live, preflop=True):
+            return
         for street in range(3):
             if len(live) < 2:
                 break
@@ -300,18 +306,29 @@ class Demo:
                 self.screen.say("  ** power cut: the virtual shoe loses power mid-hand **")
                 shoe.restart(ready_line="ready", timeout=20)
                 c.resume()
-                self.screen.say("  ** power back: events resumed from #%d, stub reshuffled "
-                                "(RP-4) **" % (c.last_event + 1))
+                self.screen.say("  ** power back: the events go on where they stopped, the "
+                                "stub reshuffled (RP-4) **")
             self.step(c, "street")
+            if self.over(c):
+                return
             if r.random() < 0.1:
                 c.call("report", 2, 0, 0)  # premature: the street is dealt again later
                 self.step(c, "street")
+                if self.over(c):
+                    return
             if r.random() < 0.05:
                 c.call("sim_fault", "jam", 0, 0, r.choice([0, 1]))
-            self.betting(c, live)
+            if self.betting(c, live):
+                return
         c.call("end")
 
+    def over(self, c):
+        """Has the hand ended (a misdeal, a fouled deck...)? Its events all in first."""
+        c.sync()
+        return self.mirror.status != 0
+
     def betting(self, c, live, preflop=False):
+        """One betting round; True if the hand ended in it (then nothing more is sent)."""
         r = self.r
         for seat in list(live):
             if len(live) < 2:
@@ -321,24 +338,27 @@ class Demo:
             self.step(c, "action", seat, ACTIONS.index(kind))
             if kind == "fold":
                 live.remove(seat)
+            if self.over(c):
+                return True
+        return False
 
     def summary(self, s, wall):
         print()
         print("Summary (seed %d, %.1f s)" % (self.seed, wall))
-        print("  hands dealt          %d" % self.args.hands)
-        print("  cards tracked        %d card movements, every card in exactly one place" %
-              self.moves)
-        print("  events               %d received in order (%d duplicates dropped)" % (
-            s["events"], s["duplicate_events"]))
+        print("  hands dealt          %d" % self.args.hands)  # (a figure, not a phrase)
+        print("  cards tracked        %s, every card in exactly one place" %
+              view.count(self.moves, "card movement"))
+        print("  events               %d received in order (%s dropped)" % (
+            s["events"], view.count(s["duplicate_events"], "duplicate")))
         print("  frames               %d sent, %d received, %d retried (%d at once on a NAK)" % (
             s["frames_sent"], s["frames_received"], s["retries"] + s["fast_retries"],
             s["fast_retries"]))
         print("  bytes                %d sent, %d received" % (s["bytes_sent"],
                                                              s["bytes_received"]))
-        print("  mechanism stopped    %d times%s, %d jams cleared by the retries" % (
-            sum(self.stops.values()), " (%s)" % ", ".join(
+        print("  mechanism stopped    %s%s, %s cleared by the retries" % (
+            view.count(sum(self.stops.values()), "time"), " (%s)" % ", ".join(
                 "%s %d" % kv for kv in sorted(self.stops.items())) if self.stops else "",
-            self.recovered))
+            view.count(self.recovered, "jam")))
         print("  procedures applied   %d" % sum(self.procedures.values()))
         for pid, n in self.procedures.most_common():
             p = self.fw.procedures

@@ -72,13 +72,15 @@ def parse(doc):
         n = doc[71]
         head = doc[72:72 + n]
         entries = doc[72 + n:]
-        game, seats, button, rules, house = json.loads(head[6:].decode())
+        cfg = json.loads(head[6:].decode())
+        game, seats, button, rules, house = cfg[:5]
+        profile = cfg[5] if len(cfg) > 5 else None  # configured from a house profile
     except (struct.error, IndexError, ValueError, TypeError) as e:
         raise BadDocument(doc, e)
     return {"hand": hand, "first_event": first, "closed": bool(flags & 1),
             "damaged": bool(flags & 2), "prev": prev, "hash": digest, "head": head,
             "entries": entries, "game": game, "seats": seats, "button": button,
-            "rules": rules, "house": house}
+            "rules": rules, "house": house, "profile": profile}
 
 
 def verify(h, previous=None):
@@ -107,11 +109,15 @@ def to_record(h):
     except (StreamError, KeyError, IndexError, ValueError, TypeError) as e:
         raise BadDocument(h["head"], "%s: %s" % (type(e).__name__, e))
     rec["hand"] = h["hand"]
+    # the table as configured for the hand (what a floor person settling a dispute needs)
+    rec["config"] = {"game": h["game"], "seats": list(h["seats"]), "button": h["button"],
+                     "rules": h["rules"], "house": dict(h["house"] or {}),
+                     "profile": h["profile"]}
     return rec
 
 
 def run(args):
-    from .commands import connect
+    from .commands import config_line, connect
 
     fmt = args.format or ("json" if args.json else "table")
     client = connect(args)
@@ -151,8 +157,9 @@ def run(args):
     else:
         for r, h in zip(records, hands):
             mark = "chain ok" if not h["problems"] else "; ".join(h["problems"])
-            print(view.render(r, title="hand %d  [%s]" % (h["hand"], mark)))
+            print(view.render(r, title="hand %d  [%s]\n  config   %s" % (
+                h["hand"], mark, config_line(r["config"]))))
             print()
-        print("%d hands shown of %d stored; %d failed verification" % (len(hands), len(numbers),
-                                                                        bad))
+        print("%s shown of %d stored; %d failed verification" % (
+            view.count(len(hands), "hand"), len(numbers), bad))
     return 1 if bad or damaged else 0

@@ -577,9 +577,13 @@ def _text(value):
 def _user_fields(table, w):
     rec, game, log = table.record, table.game, table.log
     order = table.order
+    cfg = rec.get("config") or {}  # the table as configured (a history from the shoe)
     f = {"_shoe_game": rec.get("game"), "_shoe_rules": rec.get("rules"),
          "_shoe_button": rec.get("button") if game.family != STUD else None,
          "_shoe_seats": {"p%d" % (i + 1): s for i, s in enumerate(order)},
+         # every seat of the table, the house overrides in force, the profile they came from
+         "_shoe_table_seats": cfg.get("seats"), "_shoe_house": cfg.get("house"),
+         "_shoe_profile": cfg.get("profile"),
          "_status": rec.get("status"),
          "_reason": _text(rec["reason"]) if rec.get("reason") else None}
     for zone in ("burns", "muck", "aside", "removed"):

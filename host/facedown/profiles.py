@@ -502,8 +502,8 @@ def _console():
         tty = sys.stdout.isatty()
     except (AttributeError, ValueError):
         tty = False
-    if not tty:  # a pipe, a file: wide enough that no setting name is cut
-        width = max(shutil.get_terminal_size((120, 24)).columns, 120)
+    if not tty:  # a pipe, a file: $COLUMNS, else 100 (the allowed values then go under the rule)
+        width = max(shutil.get_terminal_size((100, 24)).columns, 60)
     return Console(width=width, highlight=False)
 
 
@@ -513,7 +513,9 @@ def _print_settings(rows):
 
     console = _console()
     narrow = console.width < 110  # the allowed values go under the rule, not in a column
-    table = Table(title="House settings (bold: the rulebooks differ)", title_justify="left")
+    styled = console.color_system is not None  # bold shows; in a pipe or a file a mark does
+    table = Table(title="House settings (%s: the rulebooks differ)" % (
+        "bold" if styled else "*"), title_justify="left")
     table.add_column("setting", no_wrap=True, overflow="fold")
     for title, key in (("TDA 2024", "tda2024"), ("Robert's", "robert")):
         table.add_column(title, no_wrap=True, overflow="fold",
@@ -522,10 +524,12 @@ def _print_settings(rows):
         table.add_column("allowed", no_wrap=True)
     table.add_column("rule" + (" (allowed values)" if narrow else ""), ratio=1, min_width=20)
     for r in rows:
-        style = "bold" if r["tda2024"] != r["robert"] else ""
+        differ = r["tda2024"] != r["robert"]
+        style = "bold" if differ else ""
+        mark = "*" if differ and not styled else ""
         allowed = " | ".join(_plain(a) for a in r["allowed"])
-        cells = [Text(r["name"]), Text(_plain(r["tda2024"]), style=style),
-                 Text(_plain(r["robert"]), style=style)]
+        cells = [Text(r["name"]), Text(_plain(r["tda2024"]) + mark, style=style),
+                 Text(_plain(r["robert"]) + mark, style=style)]
         if narrow:
             rule = Text(r["source"])
             rule.append("\n(%s)" % allowed, style="dim")

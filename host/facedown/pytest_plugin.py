@@ -15,9 +15,11 @@ A plain ``pytest`` (testpaths, or the current directory) never collects JSON fil
 
 The shoe. Without options the scenarios run on a virtual shoe (the real firmware under the
 MicroPython unix port, over the serial protocol), one per session, started when first needed.
-``--shoe-port PORT`` runs them on the shoe at PORT (hardware in the loop): scenarios that need
-the simulator (a stacked ``deck``, a ``seed``, simulated mechanism faults or power cuts, or
-``"sim_only": true``) are skipped there with the reason.
+``--shoe-port PORT`` runs them on the shoe at PORT (hardware in the loop): a scenario with a
+stacked ``deck`` or a ``seed`` is dealt from the shoe's own shuffle and checked on what does
+not depend on the order (order_free_mismatches); one that needs the simulated mechanism's faults
+or ``"sim_only": true`` is skipped with the reason; a power cut fails (only a simulator can cut
+the power). A port that does not answer, or a run that played nothing there, fails.
 
 Expectations. ``expect`` is checked with the golden checker (the compact seat notation
 ``["Ah", "Kd^"]``, ``??`` wildcards, ``one_of``, ``returned``, ... and the conservation and
@@ -239,15 +241,13 @@ SIM_FAULTS = ("double_feed", "no_burn", "foreign", "duplicate", "boxed", "jam", 
 
 
 def sim_only_reason(scn):
-    """Why a scenario can only run on a simulator (a skip reason), or None if a real shoe can
-    play it: a stacked deck, a seeded shuffle, simulated faults or power cuts, or "sim_only"."""
+    """Why a scenario can only run on a simulator, or None if a real shoe can play it:
+    simulated faults or power cuts, or "sim_only". (A stacked deck or a seed does not make it
+    one: on a real shoe it is dealt from the shoe's own shuffle, and checked for what does not
+    depend on the order, see order_free_mismatches.)"""
     if not isinstance(scn, dict):
         return None
     needs = []
-    if scn.get("deck") is not None:
-        needs.append("a stacked deck")
-    if scn.get("seed") is not None:
-        needs.append("a seeded shuffle")
     faults = []
     for step in scn.get("steps") or []:
         if not isinstance(step, dict):
@@ -265,6 +265,92 @@ def sim_only_reason(scn):
     return "needs %s (simulator only)" % text
 
 
+def hardware_skip_reason(scn):
+    """Why a real shoe cannot play a scenario at all (a skip reason), or None: mechanism
+    faults only the simulator makes, or "sim_only". A power cut is not skipped: the scenario
+    fails at it ("a power cut needs a virtual shoe"), as nothing but the simulator can cut
+    the power; `-m "not sim_only"` leaves such scenarios out."""
+    reason = sim_only_reason(scn)
+    if reason is None or not _faults(scn) - {"power_cut"} and not scn.get("sim_only"):
+        return None
+    return reason
+
+
+def _faults(scn):
+    return {(s.get("kind") if s.get("do") == "fault" else s.get("do"))
+            for s in scn.get("steps") or [] if isinstance(s, dict)} & set(SIM_FAULTS)
+
+
+# ================================================================ on a real shoe: no stacked order
+
+def without_order(scn):
+    """The scenario as a real shoe plays it: no stacked deck, no seed (it shuffles)."""
+    return {k: v for k, v in scn.items() if k not in ("deck", "seed", "expect", "expect_error")}
+
+
+class DrawsAsDealt:
+    """A draw's discards for a shoe that dealt from its own shuffle: the cards at the same
+    places in each seat's hand as the scenario's named cards hold in its stacked deal (the
+    engine in this process plays the steps before the draw to find those places)."""
+
+    def __init__(self, scn, mod):
+        self.scn, self.mod = scn, mod
+
+    def __call__(self, i, discards, record):
+        from shoe import cards as C
+
+        stacked = self.mod.run(dict(without_order(self.scn), deck=self.scn.get("deck"),
+                                    seed=self.scn.get("seed"), steps=self.scn["steps"][:i]))
+        out = {}
+        for seat, codes in discards.items():
+            theirs = [c["card"] for c in stacked["seats"].get(str(seat)) or []]
+            mine = [c["card"] for c in record["seats"].get(str(seat)) or []]
+            out[seat] = [C.parse(mine[theirs.index(C.name(code))]) if C.name(code) in theirs
+                         else self._not_held(code, mine, C) for code in codes]
+        return out
+
+    @staticmethod
+    def _not_held(code, mine, C):
+        """A discard the seat did not hold in the stacked deal (a scenario the shoe must
+        refuse): a card the seat does not hold here either."""
+        if C.name(code) not in mine:
+            return code
+        return next(C.parse(c) for c in _deck_of("holdem") if c not in mine)
+
+
+def shape(record):
+    """What a hand record says that does not depend on the order of the deck: the outcome,
+    the procedures applied with their rule references, the stub's count, how many cards each
+    seat and zone holds (face up or down), and the stopping faults."""
+    log = record.get("log") or []
+    out = {"status": record.get("status"),
+           "reason": CARD_TOKEN.sub("??", str(record.get("reason") or "")),
+           "procedures": list(record.get("procedures") or []),
+           "rules": [(e["procedure"], e.get("rule"), e.get("seat")) for e in log
+                     if "procedure" in e],
+           "stub": record.get("stub"), "faults": list(record.get("faults") or []),
+           "seats": {str(s): ["up" if c.get("up") else "down" for c in cards or []]
+                     for s, cards in (record.get("seats") or {}).items()}}
+    for zone in ZONES:
+        out[zone] = len(record.get(zone) or [])
+    return out
+
+
+def returned_cards(record):
+    """The cards the log shows going back into the stub (a reshuffle): seen, not secret."""
+    return sorted({e["card"] for e in record.get("log") or []
+                   if e.get("to") == "stub" and e.get("card")})
+
+
+def order_free_mismatches(scn, record, mod):
+    """The shoe's record of a scenario dealt from its own shuffle against the scenario's
+    stacked run in this process, on everything that does not depend on the order (shape), and
+    the invariants (conservation, secrecy) of the shoe's record itself."""
+    want, got = shape(mod.run(scn)), shape(record)
+    errors = ["%s: expected %r, got %r" % (k, want[k], got[k]) for k in want if want[k] != got[k]]
+    return errors + conservation(record, scn.get("game"), returned_cards(record))
+
+
 # ================================================================================ the tables
 
 def _expected_record(scn, record):
@@ -275,7 +361,9 @@ def _expected_record(scn, record):
            "rules": scn.get("rules", record.get("rules", "tda2024")),
            "button": scn.get("button", record.get("button")),
            "status": expect.get("status", record.get("status") or "?"),
-           "reason": record.get("reason"), "log": []}
+           "reason": record.get("reason"),
+           # (the actual hand's folds and movements: an empty seat reads as the actual's)
+           "log": [e for e in record.get("log") or [] if "action" in e or "from" in e]}
     if "reason" in expect:
         rec["reason"] = expect["reason"]
     elif "reason_contains" in expect:
@@ -423,6 +511,8 @@ class _SessionShoe:
         self.virtual = None
         self.client = None
         self.error = None
+        self.played = 0  # scenarios played on it (a hardware run that played none fails)
+        self.verdict = None
 
     def connect(self):
         if self.client is not None:
@@ -471,15 +561,25 @@ class _SessionShoe:
         self.client = client
         return client
 
-    def replay(self, scn):
+    def replay(self, scn, discards=None):
         from .shoereplay import replay
 
         client = self.connect()
-        return replay(client, scn, self.virtual)  # the virtual shoe: power cuts restart it
+        self.played += 1
+        # the virtual shoe: power cuts restart it; a real shoe's power is not ours to cut
+        return replay(client, scn, self.virtual, discards)
+
+    def play(self, scn, mod):
+        """A scenario's record as this shoe plays it: as written on the virtual shoe; on a
+        real one (hardware) after the whole file's checks, from the shoe's own shuffle."""
+        if not self.hardware:
+            return self.replay(scn)
+        mod.check(scn)  # (its deck too: a bad file is rejected as the virtual shoe rejects it)
+        return self.replay(without_order(scn), DrawsAsDealt(scn, mod))
 
     def describe(self):
         if self.hardware:
-            return ("the shoe at %s (hardware in the loop: simulator-only scenarios are skipped)"
+            return ("the shoe at %s (hardware in the loop: its own shuffle; simulated faults skipped)"
                     % self.port)
         return "a virtual shoe (the firmware under the MicroPython unix port)"
 
@@ -558,10 +658,13 @@ class ScenarioItem(pytest.Item):
         from .engine import scenario_module
         mod = scenario_module()
         try:
-            record = shoe.replay(scn)
+            record = shoe.play(scn, mod)
         except mod.ScenarioError as e:
             message = str(e)
             if expect_error is None:
+                if shoe.hardware and "power_cut" in _faults(scn):
+                    message += ": a real shoe's power is not the host's to cut; leave such " \
+                               "scenarios out with -m \"not sim_only\""
                 raise ScenarioFailure("scenario rejected: %s" % message)
             if expect_error not in message:
                 raise ScenarioFailure("scenario rejected with %r, which lacks %r"
@@ -574,6 +677,15 @@ class ScenarioItem(pytest.Item):
         if expect_error is not None:
             raise ScenarioFailure("expected the scenario to be rejected with %r, but it was "
                                   "played:\n%s" % (expect_error, render(record)))
+        if shoe.hardware:  # the shoe's own shuffle: what does not depend on the order
+            found = order_free_mismatches(scn, record, mod)
+            if found:
+                raise ScenarioFailure(
+                    "on the shoe's own shuffle, %d difference%s from the scenario's stacked "
+                    "run (checks that do not depend on the order):\n%s\n\n%s" % (
+                        len(found), "" if len(found) == 1 else "s",
+                        "\n".join("  - " + m for m in found), render(record)))
+            return
         found = mismatches(scn.get("expect") or {}, record, scn.get("game"))
         if found:
             raise ScenarioMismatch([m for _, m in found], expected_table(scn, record),
@@ -661,8 +773,8 @@ def pytest_addoption(parser):
     group = parser.getgroup("facedown", "Facedown dealing shoe")
     group.addoption("--shoe-port", dest="facedown_shoe_port", metavar="PORT", default=None,
                     help="run Facedown scenarios and the shoe_client/shoe_replay fixtures on "
-                         "the shoe at this serial port (hardware in the loop; simulator-only "
-                         "scenarios are skipped). Default: a virtual shoe.")
+                         "the shoe at this serial port (hardware in the loop: its own shuffle; "
+                         "scenarios with simulated faults are skipped). Default: a virtual shoe.")
     group.addoption("--facedown-scenarios", dest="facedown_scenarios", metavar="DIR",
                     action="append", default=[],
                     help="collect the Facedown scenario files (*.json with \"steps\") under DIR "
@@ -726,18 +838,45 @@ def pytest_collect_file(file_path, parent):
 def pytest_collection_modifyitems(config, items):
     if not config.getoption("facedown_shoe_port"):
         return
-    for item in items:  # on a real shoe: what needs the simulator is skipped
-        marker = item.get_closest_marker("sim_only")
-        if marker is not None:
-            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else
-                                                     "simulator only")
+    for item in items:  # on a real shoe: what needs the simulator's mechanism is skipped
+        if isinstance(item, ScenarioItem):
+            reason = hardware_skip_reason(item.data)
+        else:
+            marker = item.get_closest_marker("sim_only")
+            reason = None if marker is None else (
+                marker.kwargs.get("reason") or (marker.args[0] if marker.args else
+                                                "simulator only"))
+        if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-def pytest_sessionfinish(session):
+def pytest_collection_finish(session):
+    """On a real shoe, reach it before any test: a port that does not answer fails the run
+    (not a green run of skips)."""
+    shoe = _shoe(session.config)
+    if shoe.hardware:
+        try:
+            shoe.connect()
+        except ShoeUnavailable as e:
+            raise pytest.UsageError("--shoe-port: %s" % e)
+
+
+def pytest_sessionfinish(session, exitstatus):
     shoe = session.config.stash.get(_SHOE, None)
-    if shoe is not None:
-        shoe.close()
+    if shoe is None:
+        return
+    shoe.close()
+    if shoe.hardware and shoe.played == 0 and exitstatus == 0:
+        # hardware in the loop that played nothing tested nothing: not a pass
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        shoe.verdict = ("facedown: no scenario was played on the shoe at %s (all skipped or "
+                        "deselected): nothing was tested, the run fails" % shoe.port)
+
+
+def pytest_terminal_summary(terminalreporter):
+    shoe = terminalreporter.config.stash.get(_SHOE, None)
+    if shoe is not None and shoe.verdict:
+        terminalreporter.write_line(shoe.verdict, red=True)
 
 
 def pytest_unconfigure(config):
@@ -780,11 +919,12 @@ def shoe_replay(request):
             scn = load_scenario(scn)
         scn = copy.deepcopy(scn)
         scn.pop("expect_step", None)
-        reason = sim_only_reason(scn)
+        reason = hardware_skip_reason(scn)
         if shoe.hardware and reason:
             _skip_test(reason)
+        from .engine import scenario_module
         try:
-            return shoe.replay(scn)
+            return shoe.play(scn, scenario_module())
         except ShoeUnavailable as e:
             pytest.fail(str(e), pytrace=False)
 

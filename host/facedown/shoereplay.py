@@ -16,8 +16,9 @@ SIM_KIND = {"jam": "feed_jam"}  # the mechanism's jam on the wire (its "jam" is 
 class Run:
     """One scenario on a connected client."""
 
-    def __init__(self, client, scn, shoe=None):
+    def __init__(self, client, scn, shoe=None, discards=None):
         self.mod = scenario_module()
+        self.discards = discards  # (step index, {seat: codes}, record so far) -> {seat: codes}
         self.client = client
         self.scn = scn
         self.shoe = shoe  # the VirtualShoe, for power cuts
@@ -63,7 +64,11 @@ class Run:
         elif do in ("street", "end"):
             c.call(do)
         elif do == "draw":
-            c.call("draw", W.pack_discards(sorted(step[1].items())))
+            chosen = step[1]
+            if self.discards is not None:  # the cards named, as the shoe dealt this hand
+                c.sync()
+                chosen = self.discards(i, chosen, self.mirror.record())
+            c.call("draw", W.pack_discards(sorted(chosen.items())))
         elif do == "action":
             c.call("action", step[1], ("check", "call", "bet", "raise", "fold",
                                        "allin").index(step[2]))
@@ -154,10 +159,11 @@ class Run:
         return self.mirror.record()
 
 
-def replay(client, scn, shoe=None):
+def replay(client, scn, shoe=None, discards=None):
     """The hand record of a scenario played on the shoe behind `client` (`shoe`: the
-    VirtualShoe, needed for power cuts)."""
-    run = Run(client, scn, shoe)
+    VirtualShoe, needed for power cuts; `discards`: chooses each draw's cards from the hand so
+    far, for a shoe that dealt from its own shuffle)."""
+    run = Run(client, scn, shoe, discards)
     client.on_event = run.on_event
     try:
         return run.run()

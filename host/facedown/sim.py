@@ -119,9 +119,7 @@ def run(args):
     except KeyboardInterrupt:
         return 0
     finally:
-        shoe.close()
-        if not args.flash and key_path and os.path.exists(key_path):
-            os.remove(key_path)  # a throwaway shoe: its key goes with its flash
+        shoe.close()  # a throwaway shoe (no --flash): its key and sessions go with its flash
 
 
 def serve(shoe, seconds):

@@ -6,6 +6,11 @@ SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 RULES = {"tda2024": "Poker TDA 2024", "robert": "Robert's Rules of Poker"}
 
 
+def count(n, noun, plural=None):
+    """'1 hand', '2 hands', '0 jams' ('plural' where adding an s is wrong)."""
+    return "%d %s" % (n, noun if n == 1 else plural or noun + "s")
+
+
 def card(text, up=None, unicode=True):
     """'Ah' -> 'A♥'; down cards in brackets when up is False."""
     if text == "Jk":
@@ -113,6 +118,18 @@ def fault_where(entry):
     return " (%s)" % ", ".join(parts) if parts else ""
 
 
+def _empty_seats(record):
+    """Why each seat without cards has none, from the log: it folded, its cards were mucked
+    (a dead hand), or it was never dealt one. Without a log (a status): nothing to say."""
+    log = record.get("log")
+    if log is None:
+        return {}
+    folded = {str(e["seat"]) for e in log if e.get("action") == "fold"}
+    left = {e["from"][5:] for e in log if str(e.get("from", "")).startswith("seat:")}
+    return {str(s): "(folded)" if str(s) in folded else "(mucked)" if str(s) in left
+            else "(not dealt)" for s in record.get("seats") or {}}
+
+
 def render(record, title=None, unicode=True):
     lines = []
     if title:
@@ -126,8 +143,10 @@ def render(record, title=None, unicode=True):
     if record.get("reason"):
         head += ": %s" % record["reason"]
     lines.append(head)
+    gone = _empty_seats(record)
     for seat, held in sorted(record["seats"].items(), key=lambda kv: int(kv[0])):
-        shown = " ".join(card(c["card"], c["up"], unicode) for c in held) or "(no cards)"
+        shown = " ".join(card(c["card"], c["up"], unicode) for c in held) or \
+            gone.get(str(seat), "(no cards)")
         lines.append("  seat %-3s %s" % (seat, shown))
     lines.append("  board    %s" % cards(record["board"], unicode))
     lines.append("  burns    %s" % cards(record["burns"], unicode))

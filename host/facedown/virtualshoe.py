@@ -26,6 +26,7 @@ flash folder (appended across boots, one marker line per boot).
         shoe.restart()
 """
 
+import json
 import os
 import shutil
 import signal
@@ -37,6 +38,7 @@ import weakref
 
 from .build import SIM, compile_folder, lay_out
 from .nullmodem import NullModem
+from .errors import UserError
 
 __all__ = ["VirtualShoe", "find_micropython", "REPO_ROOT"]
 
@@ -276,7 +278,66 @@ def _finalize(state):
         lock.release()
     tmp = state.get("tmpdir")
     if tmp:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_throwaway(tmp)
+
+
+THROWAWAY = ".throwaway"  # in a temporary flash folder: removed with its shoe
+
+
+def _remove_throwaway(folder):
+    """A throwaway shoe's leftovers: its folder, the copy of its key in the key store (if the
+    key there is this shoe's own) and its flash lock file."""
+    from . import keys
+    from .portlock import lock_path
+
+    try:
+        with open(os.path.join(folder, "device_id")) as f:
+            device = f.read().strip()
+        with open(os.path.join(folder, "device.key")) as f:
+            own = f.read().strip()
+        stored = keys.keystore_path(device)
+        if os.path.exists(stored) and keys.Key.load(stored).key == bytes.fromhex(own):
+            os.remove(stored)
+    except (OSError, ValueError, UserError):
+        pass  # nothing of its own in the key store
+    else:  # and the sessions opened on it (`facedown login` keeps one per port)
+        sessions = os.path.join(keys.home(), "sessions")
+        for name in os.listdir(sessions) if os.path.isdir(sessions) else ():
+            try:
+                with open(os.path.join(sessions, name)) as f:
+                    if json.load(f).get("device") == device:
+                        os.remove(os.path.join(sessions, name))
+            except (OSError, ValueError, AttributeError):
+                pass
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.remove(lock_path(folder))
+    except OSError:
+        pass
+
+
+def sweep_throwaways():
+    """Remove what throwaway shoes killed outright (a SIGKILL, a power cut of the whole sim)
+    could not: temporary flash folders no process holds any more, and their keys."""
+    import fcntl
+    import glob
+
+    from .portlock import lock_path
+
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), "facedown-flash-*")):
+        if not os.path.isfile(os.path.join(folder, THROWAWAY)):
+            continue  # kept on purpose (keep=True)
+        try:
+            fd = os.open(lock_path(folder), os.O_RDWR)
+        except OSError:
+            continue  # never locked: not one of these
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its shoe still runs
+        finally:
+            os.close(fd)
+        _remove_throwaway(folder)
 
 
 class VirtualShoe:
@@ -348,9 +409,15 @@ class VirtualShoe:
         self.provision = provision
         self.key = None
         if flash is None:
+            from .portlock import hold
+
+            if not keep:
+                sweep_throwaways()
             self.flash = tempfile.mkdtemp(prefix="facedown-flash-")
             if not keep:
                 self._state["tmpdir"] = self.flash
+                self._state["flash_lock"] = hold(self.flash, "flash")  # held while it runs
+                open(os.path.join(self.flash, THROWAWAY), "w").close()
         else:
             self.flash = os.path.abspath(flash)
             if os.path.exists(self.flash) and not os.path.isdir(self.flash):

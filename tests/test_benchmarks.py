@@ -1,0 +1,56 @@
+"""Every script in benchmarks/ runs to completion in its quick mode and prints its figures (the
+figures themselves are this machine's: no time is asserted). benchmarks/memory.py has its own
+test (tests/test_memory_bench.py); engine_mp.py and flash_mp.py are run by engine.py and
+flash.py."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+BENCH = os.path.join(ROOT, "benchmarks")
+NUMBER = r"[0-9][0-9.]*"
+
+# script -> lines its quick run must print (regular expressions, each found in the output)
+FIGURES = {
+    "engine.py": [r"engine on CPython +%s hands/s" % NUMBER,
+                  r"engine on MicroPython \(unix port\) +%s hands/s" % NUMBER,
+                  r"pokerkit State on CPython +%s hands/s" % NUMBER,
+                  r"tda2024 +peak live +\d+ B", r"robert +peak live +\d+ B"],
+    "wire.py": [r"shoe, replay .* %s hands/s .* 0/5 records differ" % NUMBER,
+                r"ping, no hand .* p50 +%s ms" % NUMBER,
+                r"plain commands \(config once\) +\d+B +\d+B",
+                r"line time on a 115200-baud UART", r"0/3 records differ",
+                r"retries %s, fast retries %s" % (NUMBER, NUMBER)],
+    "flash.py": [r"journal \(log-structured ring\) +\d+", r"littlefs, a file per hand +\d+",
+                 r"journal life .*: (PASS|FAIL)", r"ready +%s ms" % NUMBER,
+                 r"journal\.verify\(\) \(a history\) +%s ms +\(0 problems" % NUMBER,
+                 r"on a 192 KB heap .*\n +boot ok .*; verify\(\) ok"],
+    "shuffle.py": [r"CPython .*: +%s shuffles/s" % NUMBER,
+                   r"MicroPython \(unix port\): +%s shuffles/s" % NUMBER,
+                   r"certify 2000 shuffles on 1 cores: %s s wall \(PASS\)" % NUMBER,
+                   r"carousel reshuffle of 52 cards, first after power-up: %s s" % NUMBER],
+    "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
+                    r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
+}
+
+
+def test_every_benchmark_has_a_quick_test():
+    scripts = {n for n in os.listdir(BENCH) if n.endswith(".py")}
+    helpers = {"engine_mp.py", "flash_mp.py"}  # run by engine.py and flash.py
+    assert scripts - helpers - {"memory.py"} == set(FIGURES)
+
+
+@pytest.mark.parametrize("script", sorted(FIGURES))
+def test_benchmark_quick_mode_completes_and_prints_its_figures(script):
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, script), "--quick"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    for figure in FIGURES[script]:
+        assert re.search(figure, proc.stdout), "%s printed no %r:\n%s" % (script, figure,
+                                                                          proc.stdout)
