@@ -18,7 +18,9 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/facedown demo
 
+# ruff first (its configuration is pyproject.toml's [tool.ruff]), then the suite
 test: setup
+	$(BIN)/ruff check --quiet .
 	$(BIN)/python -m pytest -q
 
 # The dedicated fuzzing runs (docs/testing.md "Fuzzing"): 1,000,000 inputs over the atheris

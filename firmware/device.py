@@ -11,7 +11,7 @@ from recorder import Recorder, rebuild, deliver
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
-from shoe.errors import ShoeError, E_ARG, E_STATE
+from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
 from shoe.faults import MechanismFault
 from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL

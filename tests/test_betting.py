@@ -3,7 +3,6 @@ hypothesis state machine over its invariants, random hands against pokerkit's St
 count here; `make betting-check` runs 10,000 a game), and the same hands under MicroPython."""
 
 import os
-import random
 import subprocess
 import sys
 

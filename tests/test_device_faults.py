@@ -10,7 +10,6 @@ import os
 import sys
 import tempfile
 
-import pytest
 
 from conftest import ROOT
 

@@ -21,7 +21,7 @@ from shoe.faults import MechanismFault
 from shoe.hand import Hand
 from shoe.record import record
 from shoe.rng import SeededRandom
-from shoe.zones import OP_FAULT, SEAT0, NOWHERE, BOARD
+from shoe.zones import OP_FAULT, NOWHERE, BOARD
 from hal import simstops as S
 from hal.simmech import SimMech, STOPS, UNTIL_CLEARED
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import SCENARIOS
 
 import scenario
-from hal.flashdev import RamFlash, PowerCut, BLOCK
+from hal.flashdev import RamFlash, PowerCut
 from journal import Journal, config_json
 from recorder import Recorder, rebuild
 from shoe import cards as C

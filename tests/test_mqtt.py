@@ -167,7 +167,7 @@ def test_duplicates_are_dropped_by_key(room):
 
 
 def test_a_shoe_publishes_only_its_own_topics(room):
-    broker, service = room["broker"], room["service"]
+    broker = room["broker"]
     floor = Listener(broker, "floor", "floor")
     other = broker.add_user("shoe-other")
     broker.stop()

@@ -16,7 +16,6 @@ from conftest import SCENARIOS
 import scenario
 from shoe import cards as C
 from shoe import games as G
-from facedown.client import Client
 from facedown.shoereplay import replay
 from facedown.virtualshoe import VirtualShoe
 

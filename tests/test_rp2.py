@@ -10,7 +10,6 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import deque

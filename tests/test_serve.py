@@ -2,8 +2,6 @@
 CLI routed through the server, events acknowledged only once the sink has saved them."""
 
 import json
-import os
-import threading
 import time
 import urllib.request
 

@@ -11,7 +11,6 @@ import pytest
 from conftest import SCENARIOS
 
 import scenario
-from facedown.client import Client
 from facedown.shoereplay import replay
 from facedown.virtualshoe import VirtualShoe
 

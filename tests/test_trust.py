@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import FIRMWARE, ROOT
+from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "protocol"))
 import wire as W  # noqa: E402

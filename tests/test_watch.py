@@ -4,7 +4,6 @@ follows the event stream to the same table the shoe has."""
 import pytest
 
 from facedown.cli import main
-from facedown.client import Client
 from facedown.demo import styled
 from facedown.mirror import Mirror
 from facedown.virtualshoe import VirtualShoe

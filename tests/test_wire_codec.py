@@ -4,13 +4,12 @@ SPEC.md, and the same module under the real MicroPython and mpy-cross for the RP
 
 import json
 import os
-import random
 import re
 import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

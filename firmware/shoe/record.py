@@ -4,7 +4,7 @@ from shoe import cards as C
 from shoe import faults as F
 from shoe import procedures as P
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
-                        OP_ACTION, OP_REMOVE, OP_PICK, OP_STATUS, OP_FAULT, MIX_MUCK, MIX_BURNS)
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
 
 

@@ -409,7 +409,7 @@ def _merge(agg, part):
 def run_certify(shuffles, workers=None, flaw=None, seed=None, micropython=False, out=None,
                 quiet=False, chunk=None):
     """Run the suite; returns (results, summary dict). Writes the report if out is set."""
-    np = _numpy()
+    _numpy()  # numpy and scipy are there, or one clear line says how to get them
     if shuffles < 100:
         raise UserError("too few shuffles: %d (at least 100)" % shuffles)
     if flaw is not None and flaw not in FLAWS:

@@ -205,8 +205,6 @@ def _unanswered_path(port):
 def _unanswered(port, command):
     """A command that got no answer: the next command on this port says so (the shoe may have
     carried it out, in part, before it stopped answering)."""
-    from . import keys
-
     path = _unanswered_path(port)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

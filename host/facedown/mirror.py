@@ -13,7 +13,7 @@ class Mirror:
     def __init__(self, game, seats, button, rules):
         fw = firmware_imports()
         self._fw = fw
-        kind, deck_kind = fw.games.GAMES[game][0], fw.games.GAMES[game][1]
+        deck_kind = fw.games.GAMES[game][1]
         self.game = game
         self.rules = rules
         self.seats = sorted(seats)

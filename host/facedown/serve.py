@@ -20,7 +20,6 @@ import json
 import os
 import queue
 import secrets
-import socket
 import socketserver
 import sys
 import threading
@@ -44,7 +43,7 @@ def mask(entry):
     """An event entry as the shoe sends it to anyone without a table session (device.py
     _mask_events): a card going face down anywhere but the board becomes HIDDEN."""
     z = firmware_imports().zones
-    op, a, b, c = entry[0], entry[1], entry[2], entry[3]
+    op, b, c = entry[0], entry[2], entry[3]
     if op == z.OP_MOVE and not c & 0x80 and c != z.BOARD:
         return bytes((op, W.HIDDEN, b, c))
     return bytes(entry)
