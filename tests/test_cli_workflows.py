@@ -8,6 +8,7 @@ import re
 import pytest
 
 from cli import Sim, run
+from conftest import ROOT
 from facedown.virtualshoe import VirtualShoe
 
 
@@ -270,6 +271,25 @@ def test_every_history_format_has_the_hands_configuration(sim):
     from pokerkit import HandHistory
 
     HandHistory.loads(phh)  # still a history pokerkit reads
+
+
+def test_a_long_profile_name_is_cut_and_the_user_told(sim, tmp_path):
+    with open(os.path.join(ROOT, "profiles", "room.toml"), encoding="utf-8") as f:
+        text = f.read()
+    name = "Main room, Friday tournament, the second flight of the day"
+    long = tmp_path / "long.toml"
+    long.write_text(text.replace('name = "Main room, Friday tournament"', 'name = "%s"' % name))
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    proc = run("--port", sim.port, "config", "--profile", long)
+    ok(proc)
+    assert "note: the shoe keeps the first 48 characters of the profile's name: %r" % (
+        name[:48],) in proc.stderr, proc.stderr
+    ok(run("--port", sim.port, "deal"))
+    ok(run("--port", sim.port, "end"))
+    hand = json.loads(ok(run("--port", sim.port, "status", "--json")))["hand"]
+    [rec] = json.loads(ok(run("--port", sim.port, "history", "--hand", hand, "--json")))
+    assert rec["config"]["profile"] == name[:48]
 
 
 def test_house_overrides_too_long_for_a_frame_are_one_line(sim):

@@ -499,6 +499,9 @@ def config(args):
             hint="the button is an occupied seat's, e.g. --button %d" % seats[-1])
     if args.profile and prof.get("name"):  # the shoe keeps the profile's name with the table
         house["_profile"] = prof["name"][:PROFILE_MAX]
+        if len(prof["name"]) > PROFILE_MAX:
+            print("note: the shoe keeps the first %d characters of the profile's name: %r" % (
+                PROFILE_MAX, house["_profile"]), file=sys.stderr)
     text = json.dumps(house, separators=(",", ":"))
     try:  # in a session's frame (ACMD: counter and tag before the command)
         fits = len(W.encode_command("config", (game, mask, button, rules, text))) <= \
