@@ -558,10 +558,65 @@ def case_idle_loop_allocates_nothing():
     port.close()
 
 
+def case_no_data_folder_hides_a_module():
+    """On the Pico the firmware's modules and the shoe's data share littlefs's root, and the
+    root is on sys.path (""). An import takes a folder before name.py or name.mpy
+    (py/builtinimport.c, stat_dir_or_file: a folder is a namespace package): the journal's
+    folder was journal/, so from the second boot on `import journal` found the folder and the
+    firmware stopped at `from journal import crc16` (ImportError: no module named
+    'journal.crc16'; seen on the real rp2 port in rp2040js, never here: the fakes imported the
+    firmware from another folder). Now, with the image installed and the journal reserved at
+    the mount, as on a shoe: every folder there is one of the image's packages or a name no
+    import can ask for, and `import journal` from the mount is the journal; and a shoe that
+    booted 0.3.0 has its folder moved (same blocks) before the next import."""
+    import os
+    from hal import reserve
+
+    rp2.chip.sectors.clear()
+    boot_storage()
+    if IMAGE:
+        install(IMAGE)
+    world, hal = fresh(stock=True)
+    assert hal.journal_fault is None, hal.logs
+    phys = list(hal.flash.phys)
+    hal = None
+    for e in os.ilistdir(MOUNT):
+        if e[1] & 0x4000:
+            inside = os.listdir(MOUNT + "/" + e[0])
+            package = "__init__.py" in inside or "__init__.mpy" in inside
+            assert package or not e[0].replace("_", "a").isalpha(), \
+                "folder %s/ is found by `import %s`" % (e[0], e[0])
+
+    def import_journal():
+        saved = sys.modules.pop("journal", None)
+        sys.path.insert(0, MOUNT)  # the Pico's "" (rp2's _boot.py leaves the cwd at /)
+        try:
+            import journal
+
+            return journal
+        finally:
+            sys.path.pop(0)
+            del sys.modules["journal"]
+            if saved is not None:
+                sys.modules["journal"] = saved
+
+    assert hasattr(import_journal(), "Journal"), "the journal's folder hid the journal module"
+    # a shoe that booted 0.3.0: its folder under the old name; main.py moves it at power-up
+    os.rename(MOUNT + "/" + reserve.DIR, MOUNT + "/" + reserve.OLD_DIR)
+    assert not hasattr(import_journal(), "Journal")  # the old name hides it (the bug)
+    reserve.move_old_folder(MOUNT + "/")
+    assert hasattr(import_journal(), "Journal")
+    world, hal = fresh(stock=True)
+    assert list(hal.flash.phys) == phys, "the reservation was not found after the move"
+    assert not [m for m in hal.logs if "reserved" in m], hal.logs
+    power_off()
+
+
 TESTS = [case_stock_layout_keeps_the_journal, case_romfs_build_layout,
          case_a_full_filesystem_keeps_no_journal, case_reservation_power_cuts,
          case_session_power_cuts, case_the_boot_check_walks_each_file_once, case_ctrl_c_at_boot,
-         case_ctrl_c_with_the_key_switch, case_idle_loop_allocates_nothing]
+         case_ctrl_c_with_the_key_switch, case_idle_loop_allocates_nothing,
+         case_no_data_folder_hides_a_module]
 HEAPS = {
          # the fake flash chip's sectors live in this heap: 1.4 MB for the stock layout
          "case_stock_layout_keeps_the_journal": "3M", "case_romfs_build_layout": "3M",
@@ -570,7 +625,8 @@ HEAPS = {
          "case_the_boot_check_walks_each_file_once": "2M",
          # main.py's boot: the whole firmware with the harness
          "case_ctrl_c_at_boot": "512K", "case_ctrl_c_with_the_key_switch": "512K",
-         "case_idle_loop_allocates_nothing": "512K"}
+         "case_idle_loop_allocates_nothing": "512K",
+         "case_no_data_folder_hides_a_module": "3M"}
 
 
 if __name__ == "__main__":

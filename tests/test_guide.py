@@ -44,7 +44,7 @@ def code_texts(text):
 
 # `facedown`, optionally global options (`--port PORT`, `--debug`), then the subcommand
 COMMAND = re.compile(r"(?<![\w.$/-])(?:\S*/)?facedown((?:\s+--(?:port\s+\S+|debug))*)\s+"
-                     r"([a-z][a-z0-9_-]*)([^\n|]*)")
+                     r"([a-z][a-z0-9_-]*)([^\n|;]*)")
 
 
 def named_commands(text):

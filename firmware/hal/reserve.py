@@ -27,7 +27,13 @@ import os
 from array import array
 
 BLOCK = 4096
-DIR = "journal"
+# The folder's name must be no module's: on the Pico the firmware's modules and this folder share
+# littlefs's root, which is on sys.path (""), and an import takes a folder before name.py or
+# name.mpy (py/builtinimport.c, stat_dir_or_file: a namespace package). Firmware 0.3.0 named it
+# "journal": from the second boot on, `import journal` found the folder and the firmware could
+# not start (ImportError: no module named 'journal.crc16'; seen on the rp2 port in rp2040js).
+DIR = "journal.blocks"
+OLD_DIR = "journal"         # 0.3.0's name, moved once by move_old_folder() before any import
 MAP = DIR + "/map"          # MAGIC, nonce (8), n (u16), then n u16: each file's block
 MAGIC = b"FDJmap1\x00"
 MARK = b"FDJ-rsv\x00"       # a reserved block until the journal first erases it: MARK, nonce, index
@@ -36,6 +42,17 @@ MIN_BLOCKS = 64             # a journal under this keeps too few hands (~220) to
 ROOM = 40                   # blocks left free for the firmware's files (audit log, a redeploy)
 PER_PAIR = 14               # journal files per metadata pair of DIR's listing: littlefs takes
 #                             about a block per 15 entries (measured: 16 blocks for 243)
+
+
+def move_old_folder(root=""):
+    """A shoe that booted 0.3.0 keeps its journal's blocks in OLD_DIR, which hides the journal
+    module: renamed to DIR (the same files and blocks: littlefs renames the entry only). main.py
+    calls it on the Pico before anything imports journal."""
+    try:
+        if os.stat(root + OLD_DIR)[0] & 0x4000:
+            os.rename(root + OLD_DIR, root + DIR)
+    except OSError:  # none (the usual case), or DIR is there already: left as it is
+        pass
 
 
 def name(i):

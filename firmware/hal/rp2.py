@@ -34,7 +34,7 @@
 #     0x0A0000 - 0x1FFFFF  1408 KB   the storage region, rp2.Flash(): littlefs over all of it
 #                                    (the frozen _boot.py mounts it, and formats it when that
 #                                    mount fails); in it the firmware's files, the shoe's data
-#                                    files and the journal's blocks (journal/b000 ..., 224
+#                                    files and the journal's blocks (journal.blocks/b000 ..., 224
 #                                    blocks of 4 KB with the firmware installed: hal/reserve.py)
 #
 # A build with a ROMFS partition (MICROPY_HW_ROMFS_BYTES: the modules run in place from flash,

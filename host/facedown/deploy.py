@@ -51,7 +51,9 @@ PROMPT = b">>> "
 PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers with a prompt;
 #                        to a shoe in its protocol it is noise before a SYNC, and ignored
 MPREMOTE_TIMEOUT = 300
-DATA_DIRS = ("journal",)  # folders of the shoe's data: the journal's blocks (hal/reserve.py)
+# folders of the shoe's data: the journal's blocks (hal/reserve.py DIR; OLD_DIR, firmware
+# 0.3.0's name, until the shoe's next boot moves it)
+DATA_DIRS = ("journal.blocks", "journal")
 
 
 # ---------------------------------------------------------------------------------------------
