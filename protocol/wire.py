@@ -262,9 +262,9 @@ MESSAGES = (
     (8, "status", DIR_EVENT, "B",
      "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
     (9, "fault", DIR_EVENT, "BBB",
-     "kind, dest, retries: a stopping fault (6.5); kind 1 jam, 2 empty, 3 lid_open, "
-     "4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy, "
-     "9 carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket; "
+     "kind, dest, retries: a stopping fault (6.5) or a latched one (6.6); kind 1 jam, 2 empty, "
+     "3 lid_open, 4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, "
+     "8 entropy, 9 carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket, 12 latched; "
      "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
 )
 

@@ -283,6 +283,14 @@ def _faults(scn):
 
 # ================================================================ on a real shoe: no stacked order
 
+_CARD = re.compile(r"(?<![0-9A-Za-z])[2-9TJQKA][cdhs](?![0-9A-Za-z])")
+
+
+def _without_cards(text):
+    """A message with every card's name as "??": what it says whatever the deck's order."""
+    return _CARD.sub("??", text)
+
+
 def without_order(scn):
     """The scenario as a real shoe plays it: no stacked deck, no seed (it shuffles)."""
     return {k: v for k, v in scn.items() if k not in ("deck", "seed", "expect", "expect_error")}
@@ -666,7 +674,10 @@ class ScenarioItem(pytest.Item):
                     message += ": a real shoe's power is not the host's to cut; leave such " \
                                "scenarios out with -m \"not sim_only\""
                 raise ScenarioFailure("scenario rejected: %s" % message)
-            if expect_error not in message:
+            if expect_error not in message and not (
+                    shoe.hardware and _without_cards(expect_error) in _without_cards(message)):
+                # (on a shoe's own shuffle the cards a message names are the shoe's: a draw's
+                # discards are mapped to the same places in the hand, DrawsAsDealt)
                 raise ScenarioFailure("scenario rejected with %r, which lacks %r"
                                       % (message, expect_error))
             if expect_step is not None and not re.search(r"\bstep %d\b" % expect_step, message):
