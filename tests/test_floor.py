@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -146,3 +147,15 @@ def test_no_card_in_the_dom_or_the_pages_data(room, browser):
     if shot:
         browser.save_screenshot(shot)
     assert json.loads(data)["tables"]
+
+
+def test_the_ledger_queries_on_the_floor_pages_api(room):
+    shoes = json.loads(urllib.request.urlopen(room.page.url + "api/ledger/shoes",
+                                              timeout=5).read())
+    assert {"light-001", "light-120"} <= {s["shoe"] for s in shoes}
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(room.page.url + "api/ledger/export?shoe=light-001", timeout=5)
+    assert e.value.code == 404
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(room.page.url + "api/ledger/card?shoe=light-001&hand=1", timeout=5)
+    assert e.value.code == 400 and b"--card" in e.value.read()

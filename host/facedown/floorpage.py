@@ -1,7 +1,8 @@
 """The floor page: a read-only map of the room in the browser, served on loopback by default
 (stdlib http.server). GET / is the page, GET /floor?since=V the view as JSON (a long poll: it
 answers as soon as something newer than V has happened), POST /ack acknowledges an alert
-(the one thing a floor person does here; logged in the ledger by Floor)."""
+(the one thing a floor person does here; logged in the ledger by Floor);
+GET /api/ledger/NAME?shoe=... answers the ledger's read-only floor queries (ledger.py)."""
 
 import json
 import os
@@ -11,6 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.html")
 POLL_S = 10.0
+# the floor's read-only ledger queries (finished hands only; no export from the floor page)
+LEDGER_QUERIES = ("shoes", "hands", "card", "rates", "settings")
 
 
 class FloorPage:
@@ -58,7 +61,22 @@ class FloorPage:
                         return self._send(400, {"error": "since is a number"})
                     page.floor.wait(since, POLL_S)
                     return self._send(200, page.floor.view())
+                if url.path.startswith("/api/ledger/"):
+                    return self._ledger(url.path[len("/api/ledger/"):], url.query)
                 self._send(404, {"error": "no such page"})
+
+            def _ledger(self, name, query):
+                from .errors import UserError
+                from .ledger import run_query
+
+                if name not in LEDGER_QUERIES or page.floor.ledger is None:
+                    return self._send(404, {"error": "ledger queries here: %s" %
+                                            ", ".join(LEDGER_QUERIES)})
+                params = {k: v[-1] for k, v in parse_qs(query).items()}
+                try:
+                    self._send(200, run_query(page.floor.ledger, name, params))
+                except UserError as e:
+                    self._send(400, {"error": str(e), "hint": e.hint})
 
             def do_POST(self):
                 if urlparse(self.path).path != "/ack":

@@ -101,6 +101,13 @@ class LightShoe:
         if sock is not None:
             sock.close()
 
+    def revive(self):
+        """The shoe's host is back after a crash(): it connects again, and MqttSink publishes
+        whatever the ledger had not marked saved (the shoe kept it)."""
+        c = self.sink.client
+        c.reconnect()
+        c.loop_start()
+
     def drop_line(self):
         """The network drops the shoe's connection; paho reconnects and MqttSink publishes again
         whatever the ledger has not marked saved."""

@@ -42,7 +42,8 @@ class RealTable:
         from .virtualshoe import VirtualShoe
 
         self.name, self.dealer, self.gap = name, dealer, gap
-        self.shoe = VirtualShoe(nullmodem={"drop": drop, "seed": seed} if drop else None)
+        self.drop = drop
+        self.shoe = VirtualShoe(nullmodem={"seed": seed})
         self.shoe.start(ready_line="ready", timeout=30)
         c = self.shoe.connect()
         c.call("config", "holdem", 0b1111111110, 9, "tda2024", "{}")
@@ -50,6 +51,7 @@ class RealTable:
         self.password = broker.add_user(self.shoe.key.device)
         self.sink = self.server = self.thread = None
         self.hands = 0
+        self.refused = None
         self.stop_flag = threading.Event()
 
     def serve(self, broker):
@@ -67,6 +69,8 @@ class RealTable:
                                                       self.shoe.key.for_role(W.ROLE_TABLE)),
                              sink=self.sink, log=lambda text: None)
         self.server.serve_forever()
+        if self.drop:  # the line loses frames once the server has it (a start is slow on it)
+            self.shoe.modem.configure(drop=self.drop)
         self.thread = threading.Thread(target=self._deal, daemon=True, name="deal-" + name)
         self.thread.start()
         return self
@@ -76,10 +80,13 @@ class RealTable:
             try:
                 self.server.submit(play_hand)
                 self.hands += 1
-            except Exception as e:  # a refusal mid-demo: shown, and the next hand is tried
-                if self.stop_flag.is_set():
+                self.refused = None
+            except Exception as e:  # a refusal mid-demo (BUSY while the ledger is away):
+                if self.stop_flag.is_set():  # shown once, and the next hand is tried
                     return
-                print("room: %s: %s" % (self.sink.name, e), flush=True)
+                if str(e) != self.refused:
+                    print("room: %s: %s" % (self.sink.name, e), flush=True)
+                self.refused = str(e)
             self.stop_flag.wait(self.gap)
 
     def pause(self):
@@ -173,8 +180,8 @@ class Room:
         return sum(max(0, s.number - have.get(s.shoe, 0)) for s in self.light)
 
     def close(self):
-        for s in self.light:
-            s.close()
+        with concurrent.futures.ThreadPoolExecutor(START_THREADS) as pool:
+            list(pool.map(lambda s: s.close(), self.light))
         for t in self.real:
             t.close()
         if self.page is not None:
