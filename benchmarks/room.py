@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -288,6 +289,8 @@ def main(argv=None):
     p.add_argument("--skip-room", action="store_true", help="only the dispute queries")
     p.add_argument("--skip-queries", action="store_true", help="only the room")
     a = p.parse_args(argv)
+    # stopped (timeout, kill): the broker, the virtual shoes and the bench database go too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     q = a.quick
     a.light = a.light if a.light is not None else (10 if q else 198)
     a.real = a.real if a.real is not None else (1 if q else 2)
