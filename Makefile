@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench fuzz clean
+.PHONY: setup demo room test bench fuzz clean
 
 setup: $(STAMP)
 
@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml
 
 demo: setup
 	$(BIN)/facedown demo
+
+# A card room on one machine (docs/room.md): Mosquitto, the ledger, the floor page, 2 virtual
+# shoes (the real firmware) and 40 simulated ones; the floor page's address is printed.
+room: setup
+	$(BIN)/facedown room
 
 # ruff first (its configuration is pyproject.toml's [tool.ruff]), then the suite
 test: setup

@@ -67,7 +67,9 @@ pattern read {room}/%u/saved
 
 
 def find_mosquitto():
-    for path in (shutil.which("mosquitto"), "/usr/sbin/mosquitto"):
+    """The broker's binary ($FACEDOWN_MOSQUITTO names one; else the PATH's, Debian's)."""
+    named = os.environ.get("FACEDOWN_MOSQUITTO")
+    for path in (named,) if named else (shutil.which("mosquitto"), "/usr/sbin/mosquitto"):
         if path and os.access(path, os.X_OK):
             return path
     raise UserError("Mosquitto is not installed",

@@ -9,11 +9,11 @@ from .errors import UserError
 
 # Each module here has add_command(subparsers); its parser sets `func(args) -> int`.
 COMMAND_MODULES = ("replay", "demo", "pots", "sim", "commands", "profiles", "history",
-                   "serve", "ledger",
+                   "serve", "ledger", "room",
                    "deploy", "certify")
 # The commands that never talk to a shoe: every other one takes --port (before or after its
 # name, as --debug).
-NO_PORT = ("certify", "demo", "image", "pots", "profiles", "sim", "keys")
+NO_PORT = ("certify", "demo", "room", "image", "pots", "profiles", "sim", "keys")
 PORT_HELP = "the shoe's serial port (default: $FACEDOWN_PORT)"
 DEBUG_HELP = "show tracebacks on errors"
 
