@@ -1,7 +1,7 @@
 """Every script in benchmarks/ runs to completion in its quick mode and prints its figures (the
 figures themselves are this machine's: no time is asserted). benchmarks/memory.py has its own
-test (tests/test_memory_bench.py); engine_mp.py and flash_mp.py are run by engine.py and
-flash.py."""
+test (tests/test_memory_bench.py), and so has room.py (tests/test_room_bench.py); engine_mp.py
+and flash_mp.py are run by engine.py and flash.py."""
 
 import os
 import re
@@ -42,7 +42,10 @@ FIGURES = {
 def test_every_benchmark_has_a_quick_test():
     scripts = {n for n in os.listdir(BENCH) if n.endswith(".py")}
     helpers = {"engine_mp.py", "flash_mp.py"}  # run by engine.py and flash.py
-    assert scripts - helpers - {"memory.py"} == set(FIGURES)
+    own = {"memory.py": "test_memory_bench.py", "room.py": "test_room_bench.py"}
+    for script, test in own.items():  # quick runs with tests of their own
+        assert os.path.exists(os.path.join(ROOT, "tests", test)), test
+    assert scripts - helpers - set(own) == set(FIGURES)
 
 
 @pytest.mark.parametrize("script", sorted(FIGURES))
