@@ -220,7 +220,7 @@ class Device:
     def _latch_check(self, name, args):
         """What a latched shoe refuses: every dealing command; and ending the hand (end, a
         misdeal) to anyone but the floor."""
-        ending = name == "end" or (name == "report" and args[0] == 3)
+        ending = _ends_hand(name, args)
         if name not in _LATCH_REFUSES and not ending:
             return False
         if not ending:
@@ -383,7 +383,7 @@ class Device:
                 raise RuntimeError("simulated fault in %s" % name)
         if h is None:
             return
-        want = 36 if G.GAMES[h.game][1] == C.SHORT else 52
+        want = C.deck_size(G.GAMES[h.game][1])
         got = h.z.count()
         if got != want:
             self._latch("engine invariant: %d cards tracked of the deck's %d after %s" % (
@@ -486,7 +486,7 @@ class Device:
         """After the random source failed, nothing is dealt: it may have failed in the middle
         of a reshuffle. The hand can be ended (or declared a misdeal) and the shoe restarted; a
         hand whose log holds an entropy fault stays stopped after the restart too."""
-        if name == "end" or (name == "report" and args[0] == 3):
+        if _ends_hand(name, args):
             return
         why = self.entropy
         if why is None and self.hand is not None and self.hand.status == DEALING and \
@@ -1045,6 +1045,11 @@ def _entropy_text(why):
 def _entropy_error(why):
     """The MECHANISM reply to dealing while the random source is failed."""
     return CommandError(wire.MECHANISM, "%s: %s" % (F.ENTROPY, _entropy_text(why)))
+
+
+def _ends_hand(name, args):
+    """end, or report misdeal: what a stopped or latched shoe still lets the table do."""
+    return name == "end" or (name == "report" and args[0] == 3)
 
 
 def _logged(log, op, a):

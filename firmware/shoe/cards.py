@@ -35,8 +35,11 @@ def name(code):
 
 def deck(kind):
     """The game's deck in a fixed order: 52 cards, or 36 (6 through A) for short deck."""
-    first = 16 if kind == SHORT else 0
-    return list(range(first, 52))
+    return list(range(52 - deck_size(kind), 52))
+
+
+def deck_size(kind):
+    return 36 if kind == SHORT else 52
 
 
 def in_deck(code, kind):
