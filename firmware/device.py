@@ -14,7 +14,7 @@ from shoe import house as H
 from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
 from shoe.faults import MechanismFault
-from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL
+from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
 from shoe.record import record
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
@@ -32,6 +32,7 @@ class CommandError(Exception):
 
 
 _CHECK = object()
+_OUT = {FOLDED: "folded", DEAD: "dead"}  # status_json's "out": a seat that is not live
 
 
 class Device:
@@ -693,6 +694,9 @@ class Device:
             gc.collect()
             rec = record(self.hand, log=False)
             del rec["log"]
+            # why a seat holds nothing, without the log: folded, or its cards mucked (dead)
+            rec["out"] = {str(s): _OUT[self.hand.state[s]] for s in self.hand.seats
+                          if self.hand.state[s] in _OUT}
             if not see:
                 _mask_record(rec)
             out["table"] = rec
@@ -881,6 +885,11 @@ class Device:
         if oh.reply is not None:
             self.replies = [oh.reply]
         if j.hand is not None:
+            if j.hand.damaged is not None:  # rebuilt from the records that verify: the floor
+                self._latch("journal: a damaged record in block %d at offset %d of hand %d: "
+                            "the hand was rebuilt from the records that verify; check the "
+                            "table against it" % (j.hand.damaged[0], j.hand.damaged[1],
+                                                  oh.number))
             if settle is None:
                 self.recovery = "a card may have left during the power cut: check the output " \
                                 "and send recover with the card found there (or none)"

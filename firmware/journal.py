@@ -98,6 +98,7 @@ class OpenHand:
         self.image = None           # the counter image after the last commit
         self.reply = None           # (seq, reply, authenticated) of the last command
         self.feeding = -1           # route of a feed committed but never settled, else -1
+        self.damaged = None         # (block, offset) of a damaged record boot stepped over
 
 
 class Journal:
@@ -235,7 +236,10 @@ class Journal:
 
     def _scan(self, block, seq, off, head, torn=0xFFFF):
         """Apply records from off on. Returns the append offset (None: the block must not be
-        appended to, e.g. after a torn record)."""
+        appended to, e.g. after a torn record or one that is damaged). A damaged record is
+        stepped over (the records after it that verify are applied) and marked on the open
+        hand (OpenHand.damaged): the device latches until the floor ends that hand."""
+        stepped = False
         while True:
             t, p, nxt = self._record(block, off)
             if t == 0:
@@ -243,7 +247,7 @@ class Journal:
                     self.problems.append(("damaged bytes after the end of block %d" % block,
                                           self.hand_no))
                     return None
-                return off
+                return None if stepped else off
             if t < 0:
                 n = self._read(block, off + 1, 1)[0] if off + 1 < BLOCK else 0
                 if off == torn or (head and self._erased(block, min(BLOCK, off + 4 + n))):
@@ -253,7 +257,13 @@ class Journal:
                     return None
                 self.problems.append(("damaged record in block %d at %d" % (block, off),
                                       self.hand.number if self.hand else self.hand_no))
-                return None
+                if self.hand is not None and self.hand.damaged is None:
+                    self.hand.damaged = (block, off)
+                stepped = True
+                off = self._resync(block, off)
+                if off >= BLOCK - 4:
+                    return None
+                continue
             if t == R_HAND:
                 self.hand_loc = (seq, off)
             self._apply(t, p)

@@ -482,3 +482,65 @@ def test_the_demo_reads_as_a_table_not_as_failures():
     assert "4 hands of 9-seat hold'em" in out and "0 jams cleared" in out
     assert (count(1, "hand"), count(0, "jam"), count(2, "hand")) == ("1 hand", "0 jams",
                                                                       "2 hands")
+
+
+def test_status_says_why_a_seat_holds_no_cards(sim):
+    """`status` has no log: the shoe names the seats that are out, so an empty seat reads as
+    folded, mucked (a dead hand) or not dealt yet, never "(no cards)"."""
+    ok(run("--port", sim.port, "login", "--role", "maintenance"))
+    run("--port", sim.port, "end")
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6", "--button", "6"))
+    out = ok(run("--port", sim.port, "deal", "--cards", "3"))
+    assert re.search(r"seat 4 +\(not dealt\)", out) and "(no cards)" not in out, out
+    ok(run("--port", sim.port, "deal", "--cards", "8"))  # all but the button's second card
+    out = ok(run("--port", sim.port, "action", "6", "call"))  # the button acts: its hand is dead
+    assert "button-dead" in out, out
+    ok(run("--port", sim.port, "action", "3", "fold"))
+    out = ok(run("--port", sim.port, "status"))
+    assert re.search(r"seat 3 +\(folded\)", out) and re.search(r"seat 6 +\(mucked\)", out), out
+    assert "(no cards)" not in out, out
+    snap = json.loads(ok(run("--port", sim.port, "status", "--json")))
+    assert snap["table"]["out"] == {"3": "folded", "6": "dead"}, snap
+    ok(run("--port", sim.port, "end"))
+
+
+def test_a_damaged_journal_record_latches_the_sim_until_the_floor_ends_the_hand(tmp_path):
+    """A bit flipped in the virtual shoe's flash, in a record of the open hand: the sim boots
+    the hand from the records that verify and latches; status names the record; the dealer
+    cannot go on; the floor's end clears it and the next hand deals."""
+    from hal.flashdev import BLOCK, RamFlash
+    from journal import JOURNAL_BLOCKS, R_COMMIT, Journal
+
+    flash = tmp_path / "flash"
+    with Sim("--flash", flash) as sim:
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6",
+               "--button", "6"))
+        for _ in range(5):
+            ok(run("--port", sim.port, "deal", "--cards", "1"))
+    path = os.path.join(sim.flash, "flash.bin")
+    with open(path, "rb") as f:
+        mem = bytearray(f.read())
+    j = Journal(RamFlash(blocks=JOURNAL_BLOCKS, image=bytearray(mem)))
+    block, (_, start) = j.block, j.hand_loc
+    off, moving = start, []
+    while mem[block * BLOCK + off] != 0xFF:  # the open hand's records in the head block
+        if mem[block * BLOCK + off] == R_COMMIT and mem[block * BLOCK + off + 2]:
+            moving.append(off)
+        off += 4 + mem[block * BLOCK + off + 1]
+    assert len(moving) == 5, moving
+    mem[block * BLOCK + moving[1] + 3] ^= 0x24
+    with open(path, "r+b") as f:
+        f.write(mem)
+    with Sim("--flash", flash) as sim:
+        out = ok(run("--port", sim.port, "status"))
+        why = "journal: a damaged record in block %d at offset %d of hand" % (block, moving[1])
+        assert "FAULT LATCHED" in out and why in out, out
+        ok(run("--port", sim.port, "login", "--role", "table"))
+        refused = err(run("--port", sim.port, "deal"))
+        assert "fault latched" in refused and "login --role maintenance" in refused, refused
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        ok(run("--port", sim.port, "end"))
+        out = ok(run("--port", sim.port, "status"))
+        assert "LATCHED" not in out, out
+        assert "DEALING" in ok(run("--port", sim.port, "deal"))

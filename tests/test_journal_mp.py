@@ -83,3 +83,22 @@ def test_one_damaged_record_costs_its_own_hand_only(mpy, tmp_path):
     assert out["numbers"].split() == [str(n) for n in range(1, 9)]  # every hand still listed
     assert out["damaged"].split() == [str(hand)]  # and only the damaged one flagged
     assert out["problems"] == "2"  # its record, and its hash
+
+
+def test_the_boot_steps_over_a_damaged_record_of_the_open_hand(mpy, tmp_path):
+    """On the device's heap: the records after the damaged one in its block are replayed."""
+    from test_device_faults import Shoe, table
+
+    s = Shoe()
+    table(s)
+    for _ in range(6):
+        s.ok("deal", 1)
+    dev, j = s.hal.flash, s.dev.journal
+    block, (_, start) = j.block, j.hand_loc
+    moving = [off for off, t in records(dev, block) if off > start and t == R_COMMIT and
+              dev.mem[block * BLOCK + off + 2]]
+    assert len(moving) == 6, moving
+    dev.mem[block * BLOCK + moving[2] + 3] ^= 0x24
+    out = mp(mpy, save(dev, tmp_path / "open.img"), dev.ioctl(4, 0), "boot")
+    assert out == {"open": "1", "damaged": "%d %d" % (block, moving[2]), "moves": "5",
+                   "problems": "1"}, out

@@ -226,3 +226,65 @@ def test_through_the_virtual_shoe_and_the_cli(tmp_path):
                 assert json.loads(read_chunks(c, "telemetry").decode())["latched"] is None
             finally:
                 c.close()
+
+
+def _records(mem, block, start=0):
+    """(offset, type) of each record in a block of a RamFlash's memory, from start."""
+    from hal.flashdev import BLOCK
+
+    out, off = [], start
+    base = block * BLOCK
+    while off + 4 <= BLOCK and mem[base + off] != 0xFF:
+        out.append((off, mem[base + off]))
+        off += 4 + mem[base + off + 1]
+    return out
+
+
+def test_a_damaged_record_in_the_open_hand_is_stepped_over_and_latches_at_boot():
+    """One damaged record of the open hand (a bit flipped in the flash): the boot rebuilds the
+    hand from the records that verify, the ones after the damaged record included (not the
+    rest of its block dropped), and latches with a line naming the record; the floor's end
+    clears it."""
+    from hal.flashdev import BLOCK
+    from journal import R_COMMIT
+
+    s = Shoe()
+    table(s, seats=(1, 2, 3), button=3)
+    for _ in range(6):
+        s.ok("deal", 1)
+    seats = {k: list(v) for k, v in s.status()["table"]["seats"].items()}
+    j = s.dev.journal
+    block = j.block
+    hand_seq, hand_off = j.hand_loc
+    assert hand_seq == j.seq, "the open hand begins in the head block"
+    mem = s.hal.flash.mem
+    # the commits that moved a card (a commit before each feed moves none)
+    moving = [off for off, t in _records(mem, block, hand_off)
+              if t == R_COMMIT and mem[block * BLOCK + off + 2]]
+    assert len(moving) == 6, moving
+    victim = moving[1]  # an early one: four more follow it in its block
+    mem[block * BLOCK + victim + 3] ^= 0x24  # a payload byte: its CRC fails
+    power_cycle(s)
+    j = s.dev.journal
+    assert j.hand is not None and j.hand.damaged == (block, victim)
+    e = j.hand.entries
+    moves = sum(1 for i in range(0, len(e), 4) if e[i] == OP_MOVE)
+    assert moves == 5, "the damaged record's move alone is gone, not the four after it"
+    why = "journal: a damaged record in block %d at offset %d of hand 1" % (block, victim)
+    assert s.dev.latched.startswith(why), s.dev.latched
+    st = s.status()
+    assert st["latched"].startswith(why) and st["table"]["faults"][-1] == F.LATCHED
+    # the cards the later records moved are where the table saw them: all but one
+    after = {k: list(v) for k, v in st["table"]["seats"].items()}
+    assert sum(map(len, after.values())) == 5 and \
+        sum(c in seats[k] for k in after for c in after[k]) == 5, (seats, after)
+    table_session(s)
+    assert s.call("deal", 0)[0] == wire.FAULT
+    assert s.call("end")[0] == wire.DENIED
+    floor_session(s)
+    s.ok("end")
+    assert s.dev.latched is None
+    s.ok("hand", 0)
+    s.ok("deal", 0)
+    power_cycle(s)  # the damage belongs to a closed hand now: no latch at the next boot
+    assert s.dev.latched is None

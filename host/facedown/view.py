@@ -118,12 +118,17 @@ def fault_where(entry):
     return " (%s)" % ", ".join(parts) if parts else ""
 
 
+_OUT = {"folded": "(folded)", "dead": "(mucked)"}
+
+
 def _empty_seats(record):
-    """Why each seat without cards has none, from the log: it folded, its cards were mucked
-    (a dead hand), or it was never dealt one. Without a log (a status): nothing to say."""
+    """Why each seat without cards has none: it folded, its cards were mucked (a dead hand), or
+    it was never dealt one. From the log in a history; a status has no log but names the seats
+    that are out ("out": folded or dead)."""
     log = record.get("log")
     if log is None:
-        return {}
+        out = record.get("out") or {}
+        return {str(s): _OUT.get(out.get(str(s)), "(not dealt)") for s in record.get("seats") or {}}
     folded = {str(e["seat"]) for e in log if e.get("action") == "fold"}
     left = {e["from"][5:] for e in log if str(e.get("from", "")).startswith("seat:")}
     return {str(s): "(folded)" if str(s) in folded else "(mucked)" if str(s) in left
