@@ -527,6 +527,7 @@ def case_maintenance():
     assert board.wdt is not None and board.wdt_enabled
     link = Link(port, dev, hal.clock, hal.caps)
     hal.mech.idle = link.idle
+    asyncio_on_the_board()
     asyncio.run(link.run())  # returns only after maintenance
     dec = wire.Decoder()
     replies = [f for f in dec.feed(b"".join(sent)) if f[0] == wire.REPLY]
