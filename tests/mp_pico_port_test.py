@@ -446,6 +446,8 @@ def _run_main(cdc, switch=False, end_s=3.0):
     board.later(end_s * 1000000, unplug)
     with open((IMAGE or ROOT + "/firmware") + "/main.py") as f:
         code = compile(f.read(), "main.py", "exec")
+    from mp_asyncio_board import asyncio_on_the_board
+
     asyncio_on_the_board()  # main.py's loop waits in the board's time
     cdc.pyexec_main()
     how = "returned"
@@ -545,6 +547,8 @@ def case_idle_loop_allocates_nothing():
     t0 = board.ns // 1000
     board.later(100000, first)   # 0.1 s in: the boot's work is done, the line quiet
     board.later(1400000, last)  # 1.3 s of idle rounds (asyncio.sleep_ms(1) each)
+    from mp_asyncio_board import asyncio_on_the_board
+
     asyncio_on_the_board()
     gc.collect()
     gc.disable()

@@ -527,6 +527,8 @@ def case_maintenance():
     assert board.wdt is not None and board.wdt_enabled
     link = Link(port, dev, hal.clock, hal.caps)
     hal.mech.idle = link.idle
+    from mp_asyncio_board import asyncio_on_the_board
+
     asyncio_on_the_board()
     asyncio.run(link.run())  # returns only after maintenance
     dec = wire.Decoder()

@@ -27,47 +27,6 @@ from shoe import cards as C  # noqa: E402
 
 PINMAP = ROOT + "/hardware/pinmap.json"
 
-def asyncio_on_the_board():
-    """The shoe's time passes while asyncio waits. Its scheduler waits for the next task in
-    its IOQueue's select.poll().ipoll(dt) (extmod/asyncio/core.py, run_until_complete and
-    IOQueue.wait_io_event): here a wait of dt ms also advances the board by dt ms (running
-    what falls due), then waits as before. Its clock stays the real one: the C TaskQueue of
-    extmod/modasyncio.c stamps a task pushed without a key with mp_hal_ticks_ms(). On a Pico
-    the idle loop's `await asyncio.sleep_ms(1)` takes 1 ms of the shoe's time; without this it
-    took a real millisecond here and only a call's cost (50 us) of the board's, so 5 s of the
-    board's time cost over two minutes of the test's."""
-    import select
-    import asyncio.core as core
-
-    class Poll:
-        def __init__(self):
-            self.p = select.poll()
-
-        def register(self, s, mask=select.POLLIN | select.POLLOUT):
-            self.p.register(s, mask)
-
-        def modify(self, s, mask):
-            self.p.modify(s, mask)
-
-        def unregister(self, s):
-            self.p.unregister(s)
-
-        def ipoll(self, dt=-1, flags=0):
-            if dt > 0:
-                board.advance_us(dt * 1000)
-            return self.p.ipoll(dt, flags)
-
-    class Select:
-        POLLIN = select.POLLIN
-        POLLPRI = getattr(select, "POLLPRI", 2)
-        POLLOUT = select.POLLOUT
-        POLLERR = select.POLLERR
-        poll = Poll
-
-    core.select = Select
-    core.new_event_loop()  # its IOQueue's poller advances the board now
-
-
 ROUTES = ("output", "burn", "reject", "shuffle")  # the diverter's positions, route numbers
 ROUTE_SHUFFLE = 3
 board = machine.board
