@@ -18,8 +18,8 @@ from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
 from shoe.record import record
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
+from version import VERSION as FIRMWARE_VERSION  # the one version (firmware/version.py)
 
-FIRMWARE_VERSION = "0.3.1"
 PROFILE_MAX = 48  # characters of a house profile's name the shoe keeps
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
 

@@ -38,14 +38,14 @@ def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
 
 def test_a_sim_restarted_on_its_folder_boots_what_is_installed_there(tmp_path):
     flash = tmp_path / "flash"
-    path = os.path.join(flash, "device.py")
+    path = os.path.join(flash, "version.py")
     # a shoe whose folder holds another firmware (as a deploy of an older release leaves it)
     with VirtualShoe(flash=flash, compile=False) as s:
         s.stop()
     with open(path) as f:
         text = f.read()
     with open(path, "w") as f:
-        f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
+        f.write(re.sub(r'VERSION = "[^"]+"', 'VERSION = "0.0.1-old"', text))
     with Sim("--flash", flash) as sim:
         out = ok(run("--port", sim.port, "identify"))
         assert "firmware 0.0.1-old" in out, out  # not the checkout's copied over it

@@ -37,24 +37,15 @@ class _Commands:
 
 
 def version_line():
-    """What `facedown --version` says: this host's version, the protocol it speaks and the
-    firmware version of the image it deploys (what to compare with a shoe's `identify`)."""
-    import re
+    """What `facedown --version` says: this host's version, the protocol's frame format it
+    speaks and the firmware version of the image it deploys (what to compare with a shoe's
+    `identify`). Host and firmware are one release: firmware/version.py, unless
+    FACEDOWN_FIRMWARE points at other firmware."""
+    from .engine import FIRMWARE, wire
+    from .firmware import version
 
-    from .engine import FIRMWARE, PROTOCOL
-
-    found = {}
-    for key, path, pattern in (
-            ("protocol", os.path.join(PROTOCOL, "wire.py"), r"PROTOCOL_VERSION = const\((\d+)\)"),
-            ("firmware", os.path.join(FIRMWARE, "device.py"), r'FIRMWARE_VERSION = "([^"]+)"')):
-        try:
-            with open(path) as f:
-                m = re.search(pattern, f.read())
-            found[key] = m.group(1) if m else "?"
-        except OSError:
-            found[key] = "?"
-    return "facedown %s (protocol %s; deploys firmware %s)" % (
-        __version__, found["protocol"], found["firmware"])
+    return "facedown %s (protocol %d; deploys firmware %s)" % (
+        __version__, wire().PROTOCOL_VERSION, version(FIRMWARE))
 
 
 class Parser(argparse.ArgumentParser):

@@ -20,7 +20,6 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import time
 import serial
 
 from .build import ROOT, build_image, mpy_cross
+from .firmware import version
 from .client import Client, LinkDown
 from .engine import wire
 from .errors import UserError
@@ -60,9 +60,7 @@ DATA_DIRS = ("journal.blocks", "journal")
 # the image and its manifest
 
 def firmware_version(root=ROOT):
-    with open(os.path.join(root, "firmware", "device.py")) as f:
-        m = re.search(r'^FIRMWARE_VERSION\s*=\s*"([^"]+)"', f.read(), re.M)
-    return m.group(1) if m else "unknown"
+    return version(os.path.join(root, "firmware"))
 
 
 def source_commit(root=ROOT):
