@@ -14,7 +14,7 @@ from .errors import UserError
 
 W = wire()
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
-PROFILE_MAX = 48  # characters of a profile's name the shoe keeps (firmware/device.py)
+PROFILE_MAX = firmware_imports().house.PROFILE_MAX  # of a profile's name, the shoe keeps
 
 
 def _seats(text):

@@ -30,7 +30,7 @@ import time
 import serial
 
 from .build import ROOT, build_image, mpy_cross
-from .firmware import version
+from .firmware import load, version
 from .client import Client, LinkDown
 from .engine import wire
 from .errors import UserError
@@ -53,7 +53,8 @@ PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers
 MPREMOTE_TIMEOUT = 300
 # folders of the shoe's data: the journal's blocks (hal/reserve.py DIR; OLD_DIR, firmware
 # 0.3.0's name, until the shoe's next boot moves it)
-DATA_DIRS = ("journal.blocks", "journal")
+_RESERVE = load("hal.reserve")
+DATA_DIRS = (_RESERVE.DIR, _RESERVE.OLD_DIR)
 
 
 # ---------------------------------------------------------------------------------------------

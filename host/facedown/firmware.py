@@ -124,11 +124,25 @@ def _namespace():
     return module
 
 
+_FLAT = []
+
+
+def share_flat_names():
+    """For the test bootstrap (tests/conftest.py) alone, which puts the firmware's and the
+    protocol's folders on sys.path so that tests import the firmware by its flat names, as on
+    the device: from then on load() gives those same modules (one copy of each in the test
+    process, so a test's `scenario.ScenarioError` is the one the host raises). The `facedown`
+    command, its subprocesses and an installed package never call it."""
+    _FLAT[:] = [True]
+
+
 def load(name):
     """The firmware's (or protocol's) module `name` ("wire", "scenario", "shoe.cards"),
     imported once into the namespace."""
     from .errors import UserError
 
+    if _FLAT:
+        return importlib.import_module(name)
     _namespace()
     if not os.path.isdir(os.path.join(FIRMWARE, "shoe")):
         raise UserError("firmware not found at %s" % FIRMWARE,
