@@ -16,8 +16,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROTOCOL = os.path.join(ROOT, "protocol")
 SPEC = os.path.join(PROTOCOL, "SPEC.md")
 BIN = os.path.dirname(sys.executable)
-if PROTOCOL not in sys.path:
-    sys.path.insert(0, PROTOCOL)
 
 import wire as W  # noqa: E402
 

@@ -65,7 +65,10 @@ def firmware_version(root=ROOT):
 
 
 def source_commit(root=ROOT):
-    """The checkout's commit (with "-dirty" when the firmware's sources differ from it)."""
+    """The checkout's commit (with "-dirty" when the firmware's sources differ from it); None
+    outside a checkout (an installed wheel's copy, facedown/_repo/)."""
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
                               capture_output=True, text=True, timeout=10)

@@ -128,11 +128,12 @@ _FLAT = []
 
 
 def share_flat_names():
-    """For the test bootstrap (tests/conftest.py) alone, which puts the firmware's and the
-    protocol's folders on sys.path so that tests import the firmware by its flat names, as on
-    the device: from then on load() gives those same modules (one copy of each in the test
-    process, so a test's `scenario.ScenarioError` is the one the host raises). The `facedown`
-    command, its subprocesses and an installed package never call it."""
+    """For the test bootstrap (tests/conftest.py, and fuzz/fuzzlib.py for the fuzzing
+    processes) alone, which puts the firmware's and the protocol's folders on sys.path so that
+    tests import the firmware by its flat names, as on the device: from then on load() gives
+    those same modules (one copy of each in the process, so a test's `scenario.ScenarioError`
+    is the one the host raises). The `facedown` command, its subprocesses and an installed
+    package never call it."""
     _FLAT[:] = [True]
 
 
