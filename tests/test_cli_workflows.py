@@ -356,7 +356,7 @@ def inner_pytest(*argv):
 
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                            "-rfs"] + list(argv), capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=ROOT)
 
 
 def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
@@ -456,7 +456,7 @@ def test_installing_prints_no_deprecation_box():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps",
                            "-e", root], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -76,6 +76,44 @@ def test_the_wheel_holds_what_the_host_drives(wheel):
     assert "facedown/firmware.py" in names and "facedown/schemas/ohh-1.4.schema.json" in names
 
 
+LOADER_PROBE = """
+import sys
+from facedown.firmware import NAMESPACE, load
+device = load("device")   # imports wire, journal, shoe.*, session, audit... the firmware's way
+assert device.__name__ == "facedown.fw.device", device.__name__
+assert device.wire is load("wire") and device.wire.__name__ == "facedown.fw.wire"
+assert device.C is load("shoe.cards"), "from shoe import cards as C inside the firmware"
+import facedown.audit
+assert load("audit") is not facedown.audit and load("audit").__name__ == "facedown.fw.audit"
+flat = sorted(n for n in sys.modules if n.split(".")[0] in (
+    "wire", "shoe", "hal", "device", "journal", "session", "audit", "recorder", "scenario"))
+assert not flat, flat
+assert not [p for p in sys.path if p.rstrip("/").endswith(("firmware", "protocol"))], sys.path
+print(len([n for n in sys.modules if n.startswith(NAMESPACE + ".")]))
+"""
+
+
+def test_the_loader_keeps_the_firmware_in_its_namespace():
+    """In a process without the test bootstrap (as the `facedown` command runs), the firmware
+    is facedown.fw.*: its own flat imports resolve there, no flat name is global, nothing is
+    on sys.path, a host module named like a firmware one stays apart."""
+    proc = _run([sys.executable, "-c", LOADER_PROBE], cwd=ROOT)
+    assert int(proc.stdout) > 10, proc.stdout
+
+
+def test_firmware_missing_is_one_line(tmp_path):
+    """FACEDOWN_FIRMWARE or FACEDOWN_PROTOCOL naming an empty folder: one line naming the
+    module and the folders, and what to do; no traceback."""
+    facedown = os.path.join(os.path.dirname(sys.executable), "facedown")
+    for var in ("FACEDOWN_FIRMWARE", "FACEDOWN_PROTOCOL"):
+        proc = subprocess.run([facedown, "replay", os.path.join(SCENARIOS, SCENARIO),
+                               "--in-process"], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **{var: str(tmp_path)}))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "was not found in" in proc.stderr and str(tmp_path) in proc.stderr, proc.stderr
+        assert "hint: reinstall facedown, or set FACEDOWN_FIRMWARE" in proc.stderr
+
+
 def test_installed_outside_a_checkout(installed):
     bin_, env, work = installed
     out = facedown(installed, "--version").stdout

@@ -44,8 +44,12 @@ def version_line():
     from .engine import FIRMWARE, wire
     from .firmware import version
 
-    return "facedown %s (protocol %d; deploys firmware %s)" % (
-        __version__, wire().PROTOCOL_VERSION, version(FIRMWARE))
+    try:
+        protocol = wire().PROTOCOL_VERSION
+    except UserError:  # no firmware there: the command run says so, in one line
+        protocol = "?"
+    return "facedown %s (protocol %s; deploys firmware %s)" % (
+        __version__, protocol, version(FIRMWARE))
 
 
 class Parser(argparse.ArgumentParser):
@@ -76,17 +80,19 @@ def build_parser():
 
 
 def main(argv=None):
-    parser = build_parser()
+    try:
+        parser = build_parser()  # (its modules import the firmware's tables: they may be missing)
+    except UserError as exc:
+        if "--debug" in (sys.argv[1:] if argv is None else argv):
+            raise
+        return _refused(exc)
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
     except UserError as exc:
         if args.debug:
             raise
-        print("facedown: error: %s" % exc, file=sys.stderr)
-        if exc.hint:
-            print("hint: %s" % exc.hint, file=sys.stderr)
-        return exc.exit_code
+        return _refused(exc)
     except BrokenPipeError:
         # the reader went away (`facedown ... | head`): stop quietly, as other commands do
         try:
@@ -95,6 +101,14 @@ def main(argv=None):
         except OSError:
             pass
         return 141  # 128 + SIGPIPE, what a shell shows for a command cut off by its reader
+
+
+def _refused(exc):
+    """A UserError as the user sees it: one line, and the hint."""
+    print("facedown: error: %s" % exc, file=sys.stderr)
+    if exc.hint:
+        print("hint: %s" % exc.hint, file=sys.stderr)
+    return exc.exit_code
 
 
 if __name__ == "__main__":

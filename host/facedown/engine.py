@@ -2,27 +2,16 @@
 under the real MicroPython unix port."""
 
 import json
-import os
 import subprocess
 
 from . import firmware
 from .errors import UserError
-
-ROOT = firmware.ROOT
-FIRMWARE = firmware.FIRMWARE
-PROTOCOL = firmware.PROTOCOL
-
-
-def firmware_dir():
-    if not os.path.isdir(os.path.join(FIRMWARE, "shoe")):
-        raise UserError("firmware not found at %s" % FIRMWARE,
-                        hint="reinstall facedown, or set FACEDOWN_FIRMWARE to the firmware/ "
-                             "folder of a Facedown checkout")
-    return FIRMWARE
+from .firmware import FIRMWARE, firmware_dir  # noqa: F401  (where the firmware is, checked)
 
 
 def scenario_module():
     """The firmware's scenario runner, imported in-process (facedown.fw.scenario)."""
+    firmware_dir()
     return firmware.load("scenario")
 
 

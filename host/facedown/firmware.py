@@ -23,7 +23,6 @@ firmware's (facedown.fw.audit) never meet.
 
 import builtins
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -98,7 +97,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
         super().exec_module(module)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
     """Finds facedown.fw.<name> in the firmware's and protocol's folders (the namespace's
     __path__) and nowhere else."""
 
@@ -134,7 +133,20 @@ def share_flat_names():
     those same modules (one copy of each in the process, so a test's `scenario.ScenarioError`
     is the one the host raises). The `facedown` command, its subprocesses and an installed
     package never call it."""
+    if NAMESPACE in sys.modules:  # two copies of the firmware in one process: refused
+        raise RuntimeError("share_flat_names() after the firmware was loaded as %s" % NAMESPACE)
     _FLAT[:] = [True]
+
+
+def firmware_dir():
+    """FIRMWARE, or one line saying it is not there."""
+    from .errors import UserError
+
+    if not os.path.isdir(os.path.join(FIRMWARE, "shoe")):
+        raise UserError("firmware not found at %s" % FIRMWARE,
+                        hint="reinstall facedown, or set FACEDOWN_FIRMWARE to the firmware/ "
+                             "folder of a Facedown checkout")
+    return FIRMWARE
 
 
 def load(name):
@@ -145,8 +157,12 @@ def load(name):
     if _FLAT:
         return importlib.import_module(name)
     _namespace()
-    if not os.path.isdir(os.path.join(FIRMWARE, "shoe")):
-        raise UserError("firmware not found at %s" % FIRMWARE,
-                        hint="reinstall facedown, or set FACEDOWN_FIRMWARE to the firmware/ "
-                             "folder of a Facedown checkout")
-    return importlib.import_module(_PREFIX + name)
+    try:
+        return importlib.import_module(_PREFIX + name)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith(_PREFIX):
+            raise
+        raise UserError("the firmware's module %s was not found in %s" % (
+            e.name[len(_PREFIX):], " or ".join((FIRMWARE, PROTOCOL))),
+            hint="reinstall facedown, or set FACEDOWN_FIRMWARE and FACEDOWN_PROTOCOL to the "
+                 "firmware/ and protocol/ folders of a Facedown checkout") from None
