@@ -19,6 +19,9 @@ firmware's (facedown.fw.audit) never meet.
     from facedown.firmware import load
     wire = load("wire")                  # protocol/wire.py
     cards = load("shoe.cards")           # firmware/shoe/cards.py
+
+The test bootstrap (tests/conftest.py) alone imports the firmware by its flat names and has
+load() give those (share_flat_names).
 """
 
 import builtins
@@ -37,8 +40,6 @@ ROOT = _BUNDLED if os.path.isdir(os.path.join(_BUNDLED, "firmware")) else \
 FIRMWARE = os.environ.get("FACEDOWN_FIRMWARE", os.path.join(ROOT, "firmware"))
 PROTOCOL = os.environ.get("FACEDOWN_PROTOCOL", os.path.join(ROOT, "protocol"))
 SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
-PROFILES = os.path.join(ROOT, "profiles")
-PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
 VERSION_FILE = "version.py"  # firmware/version.py: the one version of host, firmware, protocol
 
 NAMESPACE = "facedown.fw"
