@@ -18,20 +18,19 @@ import sys
 import tempfile
 import time
 
+from facedown.firmware import FIRMWARE, ROOT, load  # the firmware, as facedown.fw.*
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-FIRMWARE = os.path.join(ROOT, "firmware")
 BIN = os.path.dirname(sys.executable)
 MICROPYTHON = os.path.join(BIN, "micropython")
-sys.path.insert(0, FIRMWARE)
 
-from hal.flashdev import RamFlash, BLOCK  # noqa: E402
-from hal.simmech import SimMech  # noqa: E402
-import journal  # noqa: E402
-from journal import Journal, config_json  # noqa: E402
-from recorder import Recorder  # noqa: E402
-from shoe.hand import Hand  # noqa: E402
-from shoe.rng import SeededRandom  # noqa: E402
+flashdev, journal = load("hal.flashdev"), load("journal")
+RamFlash, BLOCK = flashdev.RamFlash, flashdev.BLOCK
+SimMech = load("hal.simmech").SimMech
+Journal, config_json = journal.Journal, journal.config_json
+Recorder = load("recorder").Recorder
+Hand = load("shoe.hand").Hand
+SeededRandom = load("shoe.rng").SeededRandom
 
 SEATS9 = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 CONFIG = config_json("holdem", SEATS9, 9, "tda2024", {})

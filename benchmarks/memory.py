@@ -34,19 +34,26 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "host"))
+from facedown.build import PICO, SIM, build_image
+from facedown.deploy import ROMFS_IMAGE, fit, lfs_blocks, romfs_image
+from facedown.firmware import ROOT
+from facedown.virtualshoe import find_micropython
 
-from facedown.build import PICO, SIM, build_image  # noqa: E402
-from facedown.deploy import ROMFS_IMAGE, fit, lfs_blocks, romfs_image  # noqa: E402
-from facedown.virtualshoe import find_micropython  # noqa: E402
 
-sys.path.insert(0, os.path.join(ROOT, "tests", "fakes"))
-from machine import HEAP_POOL as PICO_HEAP  # noqa: E402  (the fake board's figure of the port)
+def _fake_board_figure(name):
+    """A figure of the port that the fake board (tests/fakes/machine.py) states, read from
+    its source (a literal: the fake is not imported into this process)."""
+    import ast
 
-sys.path.pop(0)
-sys.modules.pop("machine", None)
+    with open(os.path.join(ROOT, "tests", "fakes", "machine.py"), encoding="utf-8") as f:
+        for node in ast.parse(f.read()).body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                return ast.literal_eval(node.value)
+    raise LookupError(name)
+
+
+PICO_HEAP = _fake_board_figure("HEAP_POOL")
 STOCK_BLOCKS = 352       # the stock RPI_PICO storage region: 1408 KB of 4 KB blocks
 SMALL_BLOCKS = 48        # the 192 KB filesystem the old docs' _boot.py made
 HEAPS = ("192K", "256K", "320K")  # 320K: what the virtual shoe runs with

@@ -23,8 +23,6 @@ import tempfile
 import time
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "host"))
 
 from facedown.engine import firmware_imports  # noqa: E402
 from facedown.errors import UserError  # noqa: E402

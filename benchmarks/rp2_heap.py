@@ -16,11 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "host"))
-
-from facedown.build import PICO, build_image  # noqa: E402
+from facedown.build import PICO, build_image
+from facedown.firmware import ROOT
 
 SCRIPTS = [os.path.join(ROOT, "tests", n) for n in ("mp_rp2_test.py", "mp_carousel_test.py")]
 SUITE_KB = 256

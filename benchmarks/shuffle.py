@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from facedown.firmware import FIRMWARE, ROOT
+
 BIN = os.path.dirname(sys.executable)
 
 # Runs under both interpreters: prints one JSON line.
@@ -60,7 +60,7 @@ print('{"shuffles_per_s": %.1f, "drbg_bytes_per_s": %.0f}' % (n / dt, k / dr))
 
 
 def probe(cmd, n):
-    out = subprocess.run(cmd + ["-c", PROBE, os.path.join(ROOT, "firmware"), str(n)],
+    out = subprocess.run(cmd + ["-c", PROBE, FIRMWARE, str(n)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -97,7 +97,6 @@ def main():
     print("MicroPython (unix port): %8.0f shuffles/s, HMAC-DRBG %6.2f MB/s (one core)"
           % (mpy["shuffles_per_s"], mpy["drbg_bytes_per_s"] / 1e6))
 
-    sys.path.insert(0, os.path.join(ROOT, "host"))
     from facedown.certify import run_certify
 
     t0 = time.perf_counter()

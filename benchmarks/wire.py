@@ -16,24 +16,14 @@ Reports, each against a baseline or a target measured/stated in the same run:
 
 import argparse
 import math
-import os
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-# This file is called wire.py: keep its folder off the path so `import wire` finds the protocol
-# codec (protocol/wire.py), not this script.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
-for _p in ("firmware", "host", "protocol"):
-    _p = os.path.join(ROOT, _p)
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
-
-from facedown.client import connect  # noqa: E402
-from facedown.engine import scenario_module  # noqa: E402
-from facedown.shoereplay import replay  # noqa: E402
-from facedown.virtualshoe import VirtualShoe  # noqa: E402
+# (this file is called wire.py and its folder is sys.path[0]: harmless, the firmware's own
+# `import wire` means facedown.fw.wire, the protocol codec; host/facedown/firmware.py)
+from facedown.client import connect
+from facedown.engine import scenario_module
+from facedown.shoereplay import replay
+from facedown.virtualshoe import VirtualShoe
 
 SEATS = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 BUTTON = 9

@@ -18,9 +18,8 @@ from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
 from shoe.record import record
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
+from version import VERSION as FIRMWARE_VERSION  # the one version (firmware/version.py)
 
-FIRMWARE_VERSION = "0.3.1"
-PROFILE_MAX = 48  # characters of a house profile's name the shoe keeps
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
 
 
@@ -540,9 +539,9 @@ class Device:
         if not isinstance(house, dict):
             raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
         profile = house.pop("_profile", None)  # the house profile's name: kept, not a setting
-        if profile is not None and (not isinstance(profile, str) or len(profile) > PROFILE_MAX):
+        if profile is not None and (not isinstance(profile, str) or len(profile) > H.PROFILE_MAX):
             raise CommandError(wire.BAD_ARGUMENT, "the profile's name must be text of at most "
-                               "%d characters" % PROFILE_MAX)
+                               "%d characters" % H.PROFILE_MAX)
         if not button:  # stud has none; a flop game's defaults to the highest seat
             button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
         # a dry run of the hand checks every argument before anything changes

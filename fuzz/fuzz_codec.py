@@ -15,13 +15,9 @@ bytes.
     .venv/bin/python fuzz/fuzz_codec.py [libFuzzer flags] [corpus dirs]
 """
 
-import os
-import sys
-
 import atheris
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fuzzlib  # noqa: E402  (sets sys.path for the firmware)
+import fuzzlib  # the firmware's flat names, as on the device (fuzz/ is this script's folder)
 
 with atheris.instrument_imports():
     import wire as W

@@ -22,14 +22,11 @@ and (once wire.COMMAND_ROLE exists) no command above the session's role is answe
     .venv/bin/python fuzz/fuzz_device.py [libFuzzer flags] [corpus dirs]
 """
 
-import os
 import random
-import sys
 
 import atheris
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fuzzlib  # noqa: E402  (sets sys.path for the firmware)
+import fuzzlib  # the firmware's flat names, as on the device (fuzz/ is this script's folder)
 
 # the byte loops of the journal (erase checks, CRCs) and the counter image run uninstrumented: its power cuts have their
 # own sweeps (tests/test_journal.py); coverage guides through the device and the engine

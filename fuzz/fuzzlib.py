@@ -23,13 +23,17 @@ import re
 import sys
 import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIRMWARE = os.path.join(ROOT, "firmware")
-PROTOCOL = os.path.join(ROOT, "protocol")
-HOST = os.path.join(ROOT, "host")
-for _p in (HOST, PROTOCOL, FIRMWARE):
+from facedown import firmware as _firmware
+from facedown.firmware import FIRMWARE, PROTOCOL, ROOT
+
+# The harnesses are the device run under CPython: they import the firmware by its flat names,
+# as main.py does on the shoe (atheris instruments and excludes modules by those names), and
+# the host code they call gets the same modules. The fuzzing processes' bootstrap, as
+# tests/conftest.py is the test process's.
+for _p in (PROTOCOL, FIRMWARE):
     if _p not in sys.path:
         sys.path.insert(0, _p)
+_firmware.share_flat_names()
 
 INVARIANTS = ("crashes", "rejected_changes", "disclosures", "unauthenticated")
 

@@ -19,24 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
 import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-for p in (os.path.join(ROOT, "firmware"), os.path.join(ROOT, "host")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+import conftest  # noqa: F401  (the test bootstrap, run as a script too: the firmware's names)
+import pokerkit as pk
 
-import pokerkit as pk  # noqa: E402
-
-from facedown import pots  # noqa: E402
-from shoe import betting as B  # noqa: E402
-from shoe import games as G  # noqa: E402
-from shoe.errors import ShoeError  # noqa: E402
+from facedown import pots
+from shoe import betting as B
+from shoe import games as G
+from shoe.errors import ShoeError
 
 AUTO = (
     pk.Automation.ANTE_POSTING, pk.Automation.BET_COLLECTION,

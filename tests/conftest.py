@@ -13,10 +13,20 @@ settings.load_profile("facedown")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
+PROTOCOL = os.path.join(ROOT, "protocol")
 SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
 
-if FIRMWARE not in sys.path:
-    sys.path.insert(0, FIRMWARE)
+# The one place a test process puts project folders on sys.path: the firmware's modules by
+# their flat names, as on the device (and protocol/wire.py as `wire`), the same modules the
+# host package's loader gives (facedown.firmware.share_flat_names); fuzz/ for fuzzlib. The `facedown` command the
+# tests run in subprocesses imports them as facedown.fw.* (tests/test_wheel.py).
+for _path in (os.path.join(ROOT, "fuzz"), PROTOCOL, FIRMWARE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from facedown import firmware as _firmware  # noqa: E402
+
+_firmware.share_flat_names()
 
 
 

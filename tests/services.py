@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT
 PG_DEFAULT = "postgresql://facedown:facedown@127.0.0.1:5432/facedown"
 HOW = "as root: bash .ci/services (installs and starts them on loopback)"
 

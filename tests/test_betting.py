@@ -16,8 +16,7 @@ from shoe import betting as B
 from shoe import games as G
 from shoe.errors import ShoeError
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import betting_oracle  # noqa: E402
+import betting_oracle
 
 
 def nl(seats, button, stacks, blinds=(50, 100), rules="tda2024", house=None, **cfg):

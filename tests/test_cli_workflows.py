@@ -38,14 +38,14 @@ def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
 
 def test_a_sim_restarted_on_its_folder_boots_what_is_installed_there(tmp_path):
     flash = tmp_path / "flash"
-    path = os.path.join(flash, "device.py")
+    path = os.path.join(flash, "version.py")
     # a shoe whose folder holds another firmware (as a deploy of an older release leaves it)
     with VirtualShoe(flash=flash, compile=False) as s:
         s.stop()
     with open(path) as f:
         text = f.read()
     with open(path, "w") as f:
-        f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
+        f.write(re.sub(r'VERSION = "[^"]+"', 'VERSION = "0.0.1-old"', text))
     with Sim("--flash", flash) as sim:
         out = ok(run("--port", sim.port, "identify"))
         assert "firmware 0.0.1-old" in out, out  # not the checkout's copied over it
@@ -356,7 +356,7 @@ def inner_pytest(*argv):
 
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                            "-rfs"] + list(argv), capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=ROOT)
 
 
 def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
@@ -456,7 +456,7 @@ def test_installing_prints_no_deprecation_box():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps",
                            "-e", root], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

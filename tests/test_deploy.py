@@ -54,11 +54,11 @@ def shoe(tmp_path_factory):
     # (compiling the sources at import needs more heap than a deployed shoe's bytecode)
     with VirtualShoe(flash=flash, compile=False, heapsize="384K") as s:
         s.key.save(keys.keystore_path(s.key.device))  # `facedown provision` left it there
-        path = os.path.join(s.flash, "device.py")
+        path = os.path.join(s.flash, "version.py")
         with open(path) as f:
             text = f.read()
         with open(path, "w") as f:  # changed after the manifest was signed: the shoe locks
-            f.write(re.sub(r'FIRMWARE_VERSION = "[^"]+"', 'FIRMWARE_VERSION = "0.0.1-old"', text))
+            f.write(re.sub(r'VERSION = "[^"]+"', 'VERSION = "0.0.1-old"', text))
         s.start(ready_line="ready", timeout=20)
         yield s
 
@@ -68,8 +68,8 @@ def test_deploy_replaces_the_firmware_and_the_shoe_boots_it(shoe, capsys):
     # a firmware file changed after its manifest was signed: the shoe is locked
     c = shoe.connect(timeout=10)
     try:
-        assert "device.py does not match" in c.status()["locked"]
-        with pytest.raises(ShoeError, match="locked: device.py"):
+        assert "version.py does not match" in c.status()["locked"]
+        with pytest.raises(ShoeError, match="locked: version.py"):
             c.call("hand", 0)
     finally:
         c.close()

@@ -6,25 +6,18 @@ the step; a failing random source (shoe.health.EntropyFault) stops dealing until
 leaves the hand to be ended, across a restart too."""
 
 import json
-import os
-import sys
 import tempfile
 
-
-from conftest import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "protocol"))
-
-import wire  # noqa: E402
-from device import Device  # noqa: E402
-from hal.flashdev import RamFlash  # noqa: E402
-from hal.simmech import UNTIL_CLEARED  # noqa: E402
-from shoe import faults as F  # noqa: E402
-from shoe.health import EntropyFault  # noqa: E402
-from shoe.rng import SeededRandom  # noqa: E402
-from shoe.zones import OP_FAULT, OP_MOVE  # noqa: E402
-from pyhal import PyHal  # noqa: E402
-from sessions import InProcess, provision  # noqa: E402
+import wire
+from device import Device
+from hal.flashdev import RamFlash
+from hal.simmech import UNTIL_CLEARED
+from shoe import faults as F
+from shoe.health import EntropyFault
+from shoe.rng import SeededRandom
+from shoe.zones import OP_FAULT, OP_MOVE
+from pyhal import PyHal
+from sessions import InProcess, provision
 
 
 class Hal(PyHal):

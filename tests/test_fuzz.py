@@ -7,14 +7,12 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FUZZ = os.path.join(ROOT, "fuzz")
-if FUZZ not in sys.path:
-    sys.path.insert(0, FUZZ)
+import fuzzlib  # fuzz/fuzzlib.py (tests/conftest.py puts fuzz/ on the path)
+import wire as W
+from conftest import ROOT
+from hal.flashdev import PowerCut
 
-import fuzzlib  # noqa: E402
-import wire as W  # noqa: E402
-from hal.flashdev import PowerCut  # noqa: E402
+FUZZ = os.path.join(ROOT, "fuzz")
 
 
 def command(dev, seq, name, *args):

@@ -223,9 +223,10 @@ def test_version_names_what_identify_is_compared_with(guide):
 
     out = run("--version").stdout
     assert re.fullmatch(r"facedown \S+ \(protocol 1; deploys firmware [0-9.]+\)\n", out), out
-    with open(os.path.join(ROOT, "firmware", "device.py")) as f:
-        firmware = re.search(r'FIRMWARE_VERSION = "([^"]+)"', f.read()).group(1)
+    with open(os.path.join(ROOT, "firmware", "version.py")) as f:
+        firmware = re.search(r'VERSION = "([^"]+)"', f.read()).group(1)
     assert "deploys firmware %s)" % firmware in out
+    assert out.startswith("facedown %s " % firmware)  # one version: host and firmware
     assert "facedown --version` prints the protocol this host speaks and the firmware it " \
         "deploys" in guide
 

@@ -4,15 +4,13 @@ presses change nothing. In this process on the device's own code, then on the vi
 through its simulated panel."""
 
 import os
-import sys
 import time
 
 import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "protocol"))
-import wire as W  # noqa: E402
+import wire as W
 
 import panel  # noqa: E402
 from device import Device  # noqa: E402

@@ -21,7 +21,7 @@ from facedown import client, shoereplay, view, virtualshoe  # noqa: E402,F401
 SCN = engine.scenario_module()
 engine.firmware_imports()
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT  # noqa: E402  (the test bootstrap's root)
 SCENARIOS = os.path.join(ROOT, "tests", "scenarios")
 ALL = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")))
 GOOD = "03-premature-flop-tda.json"

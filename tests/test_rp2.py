@@ -437,10 +437,8 @@ def _load_script(name):
 @pytest.fixture()
 def scripts():
     """Loads tests/<name>.py under CPython; sys.path and sys.modules put back afterwards."""
-    protocol = os.path.join(ROOT, "protocol")
     saved_path = list(sys.path)
     before = set(sys.modules)
-    sys.path[:0] = [os.path.join(ROOT, "tests"), protocol]
     try:
         for n in ("machine", "rp2", "hal.stepper_pio", "hal.rp2", "hal.rp2mech",
                   "hal.carousel_rp2", "mp_rp2_world"):

@@ -18,7 +18,7 @@ from shoe import drbg as D
 from shoe import health as H
 from shoe import shuffler as S
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT
 BIN = os.path.dirname(sys.executable)
 NEW_FIRMWARE = ["firmware/shoe/drbg.py", "firmware/shoe/health.py", "firmware/shoe/shuffler.py"]
 

@@ -6,20 +6,15 @@ import json
 import os
 import re
 import shutil
-import sys
 
 import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, os.path.join(ROOT, "protocol"))
-import wire as W  # noqa: E402
-
-from device import Device  # noqa: E402
-from facedown import keys  # noqa: E402
-from facedown.audit import parse as parse_audit  # noqa: E402
-from pyhal import PyHal  # noqa: E402
-from sessions import InProcess, provision  # noqa: E402
+import wire as W
+from device import Device
+from facedown import keys
+from facedown.audit import parse as parse_audit
+from pyhal import PyHal
+from sessions import InProcess, provision
 
 SEATS = 0b1111111110  # seats 1..9
 

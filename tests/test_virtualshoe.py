@@ -13,7 +13,7 @@ from facedown import virtualshoe
 from facedown.build import SIM, manifest_files
 from facedown.virtualshoe import VirtualShoe, find_micropython
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT
 ECHO = os.path.join(ROOT, "tests", "data", "echo_main.py")
 ALL_BYTES = bytes(range(256))
 

@@ -12,12 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT
 PROTOCOL = os.path.join(ROOT, "protocol")
 SPEC = os.path.join(PROTOCOL, "SPEC.md")
 BIN = os.path.dirname(sys.executable)
-if PROTOCOL not in sys.path:
-    sys.path.insert(0, PROTOCOL)
 
 import wire as W  # noqa: E402
 

@@ -2,6 +2,7 @@
 # A profile is a rulebook's defaults with named overrides on top.
 
 PROFILES = ("tda2024", "robert")
+PROFILE_MAX = 48  # characters of a house profile's name the shoe keeps (config's "_profile")
 
 # name, TDA 2024 default, Robert's default, allowed values, where it comes from
 SETTINGS = (

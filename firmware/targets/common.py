@@ -7,6 +7,7 @@
 # (tests/test_build.py).
 module("main.py")  # kept as source: the board boots it
 module("device.py")
+module("version.py")  # the release's version (identify)
 module("link.py")
 module("session.py")
 module("integrity.py")

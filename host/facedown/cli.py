@@ -37,24 +37,19 @@ class _Commands:
 
 
 def version_line():
-    """What `facedown --version` says: this host's version, the protocol it speaks and the
-    firmware version of the image it deploys (what to compare with a shoe's `identify`)."""
-    import re
+    """What `facedown --version` says: this host's version, the protocol's frame format it
+    speaks and the firmware version of the image it deploys (what to compare with a shoe's
+    `identify`). Host and firmware are one release: firmware/version.py, unless
+    FACEDOWN_FIRMWARE points at other firmware."""
+    from .engine import FIRMWARE, wire
+    from .firmware import version
 
-    from .engine import FIRMWARE, PROTOCOL
-
-    found = {}
-    for key, path, pattern in (
-            ("protocol", os.path.join(PROTOCOL, "wire.py"), r"PROTOCOL_VERSION = const\((\d+)\)"),
-            ("firmware", os.path.join(FIRMWARE, "device.py"), r'FIRMWARE_VERSION = "([^"]+)"')):
-        try:
-            with open(path) as f:
-                m = re.search(pattern, f.read())
-            found[key] = m.group(1) if m else "?"
-        except OSError:
-            found[key] = "?"
+    try:
+        protocol = wire().PROTOCOL_VERSION
+    except UserError:  # no firmware there: the command run says so, in one line
+        protocol = "?"
     return "facedown %s (protocol %s; deploys firmware %s)" % (
-        __version__, found["protocol"], found["firmware"])
+        __version__, protocol, version(FIRMWARE))
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,17 +80,19 @@ def build_parser():
 
 
 def main(argv=None):
-    parser = build_parser()
+    try:
+        parser = build_parser()  # (its modules import the firmware's tables: they may be missing)
+    except UserError as exc:
+        if "--debug" in (sys.argv[1:] if argv is None else argv):
+            raise
+        return _refused(exc)
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
     except UserError as exc:
         if args.debug:
             raise
-        print("facedown: error: %s" % exc, file=sys.stderr)
-        if exc.hint:
-            print("hint: %s" % exc.hint, file=sys.stderr)
-        return exc.exit_code
+        return _refused(exc)
     except BrokenPipeError:
         # the reader went away (`facedown ... | head`): stop quietly, as other commands do
         try:
@@ -104,6 +101,14 @@ def main(argv=None):
         except OSError:
             pass
         return 141  # 128 + SIGPIPE, what a shell shows for a command cut off by its reader
+
+
+def _refused(exc):
+    """A UserError as the user sees it: one line, and the hint."""
+    print("facedown: error: %s" % exc, file=sys.stderr)
+    if exc.hint:
+        print("hint: %s" % exc.hint, file=sys.stderr)
+    return exc.exit_code
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from .errors import UserError
 
 W = wire()
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
-PROFILE_MAX = 48  # characters of a profile's name the shoe keeps (firmware/device.py)
+PROFILE_MAX = firmware_imports().house.PROFILE_MAX  # of a profile's name, the shoe keeps
 
 
 def _seats(text):
@@ -606,7 +606,7 @@ def describe(entry, hand, rules):
     if op == z.OP_STATUS:
         return "hand %d is %s" % (hand, ("dealing", "complete", "MISDEAL", "VOID")[a])
     if op == z.OP_FAULT:
-        from shoe import faults as F
+        F = firmware_imports().faults
 
         e = {"dest": z.zone_name(b) if b != z.NOWHERE else None, "retries": c}
         return "FAULT %s%s: the shoe stopped; %s" % (F.kind(a), view.fault_where(e),

@@ -15,6 +15,7 @@ import sys
 import time
 
 from . import engine, view
+from .firmware import SCENARIOS
 from .replay import load, replay
 
 SEATS = list(range(1, 10))
@@ -78,7 +79,7 @@ def run(args):
 
 def scenario_files(pattern="*"):
     """The bundled scenarios a pattern names: a glob, or a bare word matching inside names."""
-    folder = os.path.join(engine.ROOT, "tests", "scenarios")
+    folder = SCENARIOS
     if pattern.endswith(".json"):
         pattern = pattern[:-5]
     if not glob.has_magic(pattern):

