@@ -1,11 +1,10 @@
 # One hand at the table: the shoe's operations and the procedures it applies by itself.
 # Every operation checks everything first (raising ShoeError) and only then changes state, so a
 # rejected operation changes nothing. Cards change zone only through Zones.move().
-from shoe.compat import const
+from shoe.compat import const, release
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
-from shoe import procedures as P
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.faults import MechanismFault
 from shoe.rng import cut
@@ -66,7 +65,6 @@ _STREET = ("street", 0, 0)
 _DRAW = ("draw", 0, 0)
 _PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
 
-_PROC = P.INDEX
 
 
 class Hand:
@@ -933,16 +931,27 @@ class Hand:
             self.mech.load(self.z.stub, plan)
 
     def _proc(self, pid, seat=0):
-        self.z.note(OP_PROC, _PROC[pid], seat)
+        self.z.note(OP_PROC, procedure(pid)[0], seat)
 
     def _end(self, status, pid):
-        self._proc(pid)
+        num, reason = procedure(pid)
+        self.z.note(OP_PROC, num, 0)
         self._over()
         self.status = status
-        self.reason_num = _PROC[pid]
-        self.reason = P.text(self.reason_num)
+        self.reason_num, self.reason = num, reason
         self.last_street = None
         self.z.note(OP_STATUS, status)
+
+
+def procedure(pid):
+    """(number, text) of a procedure by its id. The catalogue (shoe.procedures, its strings
+    and tables: ~12 KB of a Pico's heap) is read when a procedure applies, and let go after."""
+    from shoe import procedures as P
+
+    num = P.INDEX[pid]
+    out = (num, P.text(num))
+    release("shoe.procedures")
+    return out
 
 
 def _check_seats(seats, maxp, game):

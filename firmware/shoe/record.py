@@ -2,7 +2,7 @@
 # appear here.
 from shoe import cards as C
 from shoe import faults as F
-from shoe import procedures as P
+from shoe.compat import release
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
                         OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
@@ -17,6 +17,7 @@ def log_entries(hand, start=0):
     log = hand.z.log
     out = []
     i = start * 4
+    P = None  # the procedures' catalogue, read at the first procedure (shoe.hand.procedure)
     while i < len(log):
         op, a, b, c = log[i], log[i + 1], log[i + 2], log[i + 3]
         i += 4
@@ -34,6 +35,8 @@ def log_entries(hand, start=0):
         elif op == OP_CUT:
             e = {"cut": True, "cards": a}
         elif op == OP_PROC:
+            if P is None:
+                from shoe import procedures as P
             e = {"procedure": P.pid(a), "rule": P.rule(a, hand.rules)}
             if b:
                 e["seat"] = b
@@ -52,6 +55,8 @@ def log_entries(hand, start=0):
         else:  # OP_STATUS
             e = {"status": STATUS_NAMES[a]}
         out.append(e)
+    if P is not None:
+        release("shoe.procedures")
     return out
 
 
@@ -65,7 +70,14 @@ def _named(hand, op, name):
 
 
 def procedures(hand):
-    return _named(hand, OP_PROC, P.pid)
+    nums = _named(hand, OP_PROC, int)
+    if not nums:
+        return nums
+    from shoe import procedures as P  # read when the hand applied one (shoe.hand.procedure)
+
+    out = [P.pid(n) for n in nums]
+    release("shoe.procedures")
+    return out
 
 
 def faults(hand):

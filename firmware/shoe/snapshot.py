@@ -2,6 +2,8 @@
 # (offset, value) pairs, and a hand's zones are rebuilt from its log entries, so the stub's order
 # is never written.
 
+from shoe.compat import release
+
 IMAGE_SIZE = 147
 _SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", "n_actions",
             "n_chips", "dispensed")
@@ -46,8 +48,6 @@ def image(hand):
 
 
 def apply_image(hand, img):
-    from shoe import procedures as P
-
     for i in range(len(_SCALARS)):
         setattr(hand, _SCALARS[i], img[i])
     hand.window_closed = bool(img[4])
@@ -55,7 +55,12 @@ def apply_image(hand, img):
     for i in range(len(_SMALL)):
         setattr(hand, _SMALL[i], img[10 + i])
     hand.reason_num = None if img[15] == 255 else img[15]
-    hand.reason = None if img[15] == 255 else P.text(img[15])
+    hand.reason = None
+    if img[15] != 255:  # the catalogue, read for the reason's text (shoe.hand.procedure)
+        from shoe import procedures as P
+
+        hand.reason = P.text(img[15])
+        release("shoe.procedures")
     hand.burn_for = bytearray(img[16:24])
     hand.state = bytearray(img[24:35])
     for name, at, cap in _LISTS:
