@@ -7,6 +7,7 @@
 # (tests/test_build.py).
 module("main.py")  # kept as source: the board boots it
 module("device.py")
+module("rare.py")  # the device's rare paths, imported on demand
 module("link.py")
 module("session.py")
 module("integrity.py")
