@@ -6,7 +6,7 @@ import json
 
 import wire
 from audit import Audit
-from journal import CONFIG_MAX, Journal, config_json
+from journal import Journal, config_json
 from recorder import Recorder
 from shoe import cards as C
 from shoe import games as G
@@ -52,7 +52,7 @@ class Device:
         self.sim_seed = None
         self.status_cache = None
         self.handlers = {
-            "config": self.cmd_config, "status": self.cmd_status, "deal": self.cmd_deal,
+            "status": self.cmd_status, "deal": self.cmd_deal,
             "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
             "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
             "ping": self.cmd_ping,
@@ -453,42 +453,6 @@ class Device:
     def cmd_ping(self, token):
         return (token,)
 
-    def cmd_config(self, game, seats_mask, button, rules, house_json):
-        if self.hand is not None and self.hand.status == DEALING and self.hand.z.log:
-            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before config")
-        seats = [s for s in range(G.SEAT_MIN, G.SEAT_MAX + 1) if seats_mask & (1 << s)]
-        try:
-            house = json.loads(house_json) if house_json else {}
-        except ValueError:
-            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
-        if not isinstance(house, dict):
-            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
-        profile = house.pop("_profile", None)  # the house profile's name: kept, not a setting
-        if profile is not None and (not isinstance(profile, str) or len(profile) > PROFILE_MAX):
-            raise CommandError(wire.BAD_ARGUMENT, "the profile's name must be text of at most "
-                               "%d characters" % PROFILE_MAX)
-        if not button:  # stud has none; a flop game's defaults to the highest seat
-            button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
-        # a dry run of the hand checks every argument before anything changes
-        Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
-                                                                            else 1))
-        config = [game, seats, button, rules, house] + ([profile] if profile else [])
-        if len(json.dumps(config)) > CONFIG_MAX:
-            raise CommandError(wire.BAD_ARGUMENT, "the configuration is %d bytes as JSON; the "
-                               "journal keeps at most %d: fewer house overrides or a shorter "
-                               "profile name" % (len(json.dumps(config)), CONFIG_MAX))
-        self.config = config
-        self.audit.add(self.actor(), "config", "%s, seats %s, %s%s" % (
-            game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
-            else ""))
-        if self.hand is not None and self.hand.status == DEALING:
-            self.hand.end()  # a hand with no card dealt yet is simply closed
-            self.collect()
-            self.rec.commit(self.hand)
-        self.hand = None
-        self.journal.set_config(json.dumps(self.config))
-        return ()
-
     def profile(self):
         """The name of the house profile the table was configured from, or None."""
         return self.config[5] if self.config is not None and len(self.config) > 5 else None
@@ -794,7 +758,7 @@ _OP_PROC = 4
 _OP_STATUS = 8
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
 # the commands whose handlers are in rare.py (a function of the same name, taking the device)
-_RARE = ("audit", "telemetry", "raw", "maintenance", "resume", "recover") + _SIM_COMMANDS
+_RARE = ("config", "audit", "telemetry", "raw", "maintenance", "resume", "recover") + _SIM_COMMANDS
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
               wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],

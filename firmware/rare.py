@@ -1,23 +1,63 @@
-# The device's rare paths: the commands no hand runs (audit, telemetry, raw, maintenance,
-# resume, recover, the simulator's sim_fault and sim_deck) and the power-up restore. device.py
-# imports this module when one comes and lets it go after (shoe.compat.release): on a Pico a
-# module's bytecode and strings sit in the heap for as long as it is imported (docs/deploy.md,
-# "RAM"). Nothing made here may keep a reference to this module's functions or classes (it
+# The device's rare paths: the commands no hand runs (config, audit, telemetry, raw,
+# maintenance, resume, recover, the simulator's sim_fault and sim_deck) and the power-up
+# restore. device.py imports this module when one comes and lets it go after
+# (shoe.compat.release): on a Pico a module's bytecode and strings sit in the heap for as long
+# as it is imported (docs/deploy.md, "RAM"). Nothing made here may keep a reference to this module's functions or classes (it
 # would keep the module in the heap).
 import json
 
 import wire
-from device import CommandError, FIRMWARE_VERSION, HELD_HANDS, _NoRandom, _entropy_why
+from device import CommandError, FIRMWARE_VERSION, HELD_HANDS, PROFILE_MAX, _NoRandom, \
+    _entropy_why
+from journal import CONFIG_MAX
 from recorder import rebuild, deliver
 from shoe import cards as C
 from shoe import faults as F
+from shoe import games as G
 from shoe.errors import ShoeError
-from shoe.hand import DEALING
+from shoe.hand import DEALING, Hand
 
 # sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
 # (the wire's "jam" is the disordered stub, RP-4)
 _SIM_KINDS = ("double_feed", "boxed", "foreign", "duplicate", "no_burn", F.EMPTY, F.LID_OPEN,
               F.READER_SILENT)
+
+
+def config(dev, game, seats_mask, button, rules, house_json):
+    if dev.hand is not None and dev.hand.status == DEALING and dev.hand.z.log:
+        raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before config")
+    seats = [s for s in range(G.SEAT_MIN, G.SEAT_MAX + 1) if seats_mask & (1 << s)]
+    try:
+        house = json.loads(house_json) if house_json else {}
+    except ValueError:
+        raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
+    if not isinstance(house, dict):
+        raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
+    profile = house.pop("_profile", None)  # the house profile's name: kept, not a setting
+    if profile is not None and (not isinstance(profile, str) or len(profile) > PROFILE_MAX):
+        raise CommandError(wire.BAD_ARGUMENT, "the profile's name must be text of at most "
+                           "%d characters" % PROFILE_MAX)
+    if not button:  # stud has none; a flop game's defaults to the highest seat
+        button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
+    # a dry run of the hand checks every argument before anything changes
+    Hand(game, seats, button, rules, house, _NoRandom(), None,
+         C.deck(0 if game != "shortdeck" else 1))
+    config = [game, seats, button, rules, house] + ([profile] if profile else [])
+    if len(json.dumps(config)) > CONFIG_MAX:
+        raise CommandError(wire.BAD_ARGUMENT, "the configuration is %d bytes as JSON; the "
+                           "journal keeps at most %d: fewer house overrides or a shorter "
+                           "profile name" % (len(json.dumps(config)), CONFIG_MAX))
+    dev.config = config
+    dev.audit.add(dev.actor(), "config", "%s, seats %s, %s%s" % (
+        game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
+        else ""))
+    if dev.hand is not None and dev.hand.status == DEALING:
+        dev.hand.end()  # a hand with no card dealt yet is simply closed
+        dev.collect()
+        dev.rec.commit(dev.hand)
+    dev.hand = None
+    dev.journal.set_config(json.dumps(dev.config))
+    return ()
 
 
 def audit(dev, first, offset):
