@@ -8,14 +8,12 @@ except ImportError:  # CPython
 
 
 def release(name):
-    """A module imported for a rare path (shoe.procedures, the device's rare commands) leaves
-    the heap after use: out of sys.modules and off its package (the import set it there), so
-    nothing holds its globals, its bytecode or its tables (a Pico loads a .mpy from littlefs
-    into the heap). Under CPython it stays: nothing to gain."""
+    """A module imported for a rare path (the device's rare commands, the pin map's loader and
+    the wiring) leaves the heap after use: out of sys.modules and off its package (the import
+    set it there), so nothing holds its globals, its bytecode or its tables (a Pico loads a
+    .mpy from littlefs into the heap). The same under CPython (the tests see it)."""
     import sys
 
-    if sys.implementation.name != "micropython":
-        return
     sys.modules.pop(name, None)
     if "." in name:
         package, leaf = name.rsplit(".", 1)

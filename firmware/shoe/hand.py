@@ -1,7 +1,7 @@
 # One hand at the table: the shoe's operations and the procedures it applies by itself.
 # Every operation checks everything first (raising ShoeError) and only then changes state, so a
 # rejected operation changes nothing. Cards change zone only through Zones.move().
-from shoe.compat import const, release
+from shoe.compat import const
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
@@ -718,13 +718,13 @@ def _irregular(name, *args):
 
 def procedure(pid):
     """(number, text) of a procedure by its id. The catalogue (shoe.procedures, its strings
-    and tables: ~12 KB of a Pico's heap) is read when a procedure applies, and let go after."""
+    and tables: ~12 KB of a Pico's heap) is imported when a procedure first applies, not at
+    boot; it stays then (imported again from source at each procedure, it left the unix port's
+    192K heap too fragmented for tests/test_micropython.py's random scenarios)."""
     from shoe import procedures as P
 
     num = P.INDEX[pid]
-    out = (num, P.text(num))
-    release("shoe.procedures")
-    return out
+    return num, P.text(num)
 
 
 def _check_seats(seats, maxp, game):

@@ -2,7 +2,6 @@
 # appear here.
 from shoe import cards as C
 from shoe import faults as F
-from shoe.compat import release
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
                         OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
@@ -55,8 +54,6 @@ def log_entries(hand, start=0):
         else:  # OP_STATUS
             e = {"status": STATUS_NAMES[a]}
         out.append(e)
-    if P is not None:
-        release("shoe.procedures")
     return out
 
 
@@ -75,9 +72,7 @@ def procedures(hand):
         return nums
     from shoe import procedures as P  # read when the hand applied one (shoe.hand.procedure)
 
-    out = [P.pid(n) for n in nums]
-    release("shoe.procedures")
-    return out
+    return [P.pid(n) for n in nums]
 
 
 def faults(hand):

@@ -2,8 +2,6 @@
 # (offset, value) pairs, and a hand's zones are rebuilt from its log entries, so the stub's order
 # is never written.
 
-from shoe.compat import release
-
 IMAGE_SIZE = 147
 _SCALARS = ("status", "initial_done", "nstreet", "draw_round", "window_closed", "n_actions",
             "n_chips", "dispensed")
@@ -60,7 +58,6 @@ def apply_image(hand, img):
         from shoe import procedures as P
 
         hand.reason = P.text(img[15])
-        release("shoe.procedures")
     hand.burn_for = bytearray(img[16:24])
     hand.state = bytearray(img[24:35])
     for name, at, cap in _LISTS:

@@ -3,6 +3,7 @@
 # shoe holds costs its heap (docs/deploy.md, "RAM").
 include("common.py")
 module("hal/rp2.py")
+module("hal/rp2wire.py")  # the wiring from the pin map: at power-up, then let go
 module("hal/rp2mech.py")
 module("hal/pins.py")
 module("hal/stepper_pio.py")
