@@ -650,7 +650,7 @@ def main():
             print("  free heap (the most the largest free block can be): after boot ~%s, at a "
                   "hand's peak ~%s%s" % (kb(big["free32"]), kb(big["peak_free32"]), (
                       "; the largest block in the unix port's layout, scaled: ~%s (%.0f%% of "
-                      "the free heap; pessimistic: the real port's was 72%% at 0.3.1)" % (
+                      "the free heap; the real port's layout differs: docs/deploy.md)" % (
                           kb(big["unix_layout"]), 100 * big["share"])) if "share" in big else
                       " (the largest block not measured: %s)" % big.get("error")))
         if own:
@@ -694,8 +694,9 @@ def largest_block(face, hal, est):
     largest block the unix port's layout leaves: the Pico's face booted again in a heap whose
     free part after boot is the Pico's (x the 64-bit/32-bit ratio of the live heap), the
     largest block found there by bisection taken as the same share of the Pico's free heap.
-    That share is pessimistic: the firmware 0.3.1 gave 31% here, 20 KB, where the real rp2
-    port had 45.7 KB of 63.0 KB free (72%, docs/deploy.md); the figures on the port decide."""
+    The real port's layout differs either way (docs/deploy.md: 72% of the free heap at 0.3.1,
+    12% after issue 13's on-demand modules, where this gave 31% and 24%): only the port's
+    figures decide."""
     lo, hi = est["boot32"]
     boot32 = (lo + hi) / 2.0
     free32 = PICO_HEAP - PICO_BASE - boot32

@@ -2,8 +2,9 @@
 # maintenance, resume, recover, the simulator's sim_fault and sim_deck) and the power-up
 # restore. device.py imports this module when one comes and lets it go after
 # (shoe.compat.release): on a Pico a module's bytecode and strings sit in the heap for as long
-# as it is imported (docs/deploy.md, "RAM"). Nothing made here may keep a reference to this module's functions or classes (it
-# would keep the module in the heap).
+# as it is imported (docs/deploy.md, "The memory budget"). Nothing made here may keep a
+# reference to this module's functions or classes (it would keep the module in the heap).
+
 import json
 
 import wire
