@@ -14,6 +14,11 @@
   history), the events sent and acknowledged as a host would; the smallest heap the session
   runs in; against the Pico's GC heap (PICO_HEAP: the pool the real RPI_PICO image reports,
   tests/fakes/machine.py).
+* Per module: each module's own import cost on the Pico's face (a hook on
+  __import__: its heap, less the imports inside it), converted to 32 bits, largest first: what
+  to attack first. And the free heap after boot and at a hand's peak (the most the largest
+  free block can be), with the largest block in the unix port's layout scaled to the Pico's
+  (not in --quick).
 * The unix port is a 64-bit build: every pointer, object header and list/tuple/dict slot takes
   8 bytes instead of 4 and a GC block 32 bytes instead of 16; byte data (bytearray, bytes,
   bytecode) does not grow. The ratio is measured on known structures (gc.mem_alloc) and on the
@@ -54,6 +59,7 @@ def _fake_board_figure(name):
 
 
 PICO_HEAP = _fake_board_figure("HEAP_POOL")
+PICO_BASE = PICO_HEAP - _fake_board_figure("HEAP_FREE_AT_REPL")  # the bare REPL's share
 STOCK_BLOCKS = 352       # the stock RPI_PICO storage region: 1408 KB of 4 KB blocks
 SMALL_BLOCKS = 48        # the 192 KB filesystem the old docs' _boot.py made
 HEAPS = ("192K", "256K", "320K")  # 320K: what the virtual shoe runs with
@@ -259,7 +265,9 @@ import sys
 sys.path.insert(0, "fakes")
 import machine
 import rp2
-ROM = sys.argv[1:] == ["rom"]
+ROM = "rom" in sys.argv
+MODULES = "modules" in sys.argv  # each module's own import cost (a hook on __import__)
+LARGEST = "largest" in sys.argv  # the largest free block after boot (a bytearray bisection)
 if ROM:  # the modules from a ROMFS image, executed in place (its bytes are flash on a Pico)
     import vfs
     with open("ROMFS_IMAGE", "rb") as f:
@@ -275,6 +283,48 @@ if ROM:
 def live():
     gc.collect()
     return gc.mem_alloc() - H0
+
+
+if MODULES:  # (its own lists cost a little: the other runs give the totals)
+    import builtins
+    _import = builtins.__import__
+    OWN = {}
+    STACK = []
+
+    def _measured(name, *args):
+        known = set(sys.modules)
+        gc.collect()
+        STACK.append([gc.mem_alloc(), 0, known])
+        try:
+            return _import(name, *args)
+        finally:
+            start, inner, known = STACK.pop()
+            new = [m for m in sys.modules if m not in known and m not in OWN]
+            known = None
+            gc.collect()
+            took = gc.mem_alloc() - start
+            if new:  # the module(s) this import brought in, less the imports inside it
+                OWN[",".join(sorted(new))] = took - inner
+            if STACK:
+                STACK[-1][1] += took
+
+    builtins.__import__ = _measured
+
+
+def largest_free():
+    """The largest block the heap can give now (a bytearray's data), by bisection."""
+    gc.collect()
+    lo, hi = 0, gc.mem_free()
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        try:
+            block = bytearray(mid)
+            block = None
+            lo = mid
+        except MemoryError:
+            hi = mid
+        gc.collect()
+    return lo
 
 
 try:
@@ -303,6 +353,14 @@ try:
     dev = Device(hal, checked)
     lk = Link(Port(), dev, hal.clock, hal.caps)
     OUT["boot"] = live()
+    if MODULES:
+        builtins.__import__ = _import
+        OUT["own"] = OWN
+    OUT["total"] = gc.mem_alloc() + gc.mem_free()
+    OUT["h0"] = H0
+    if LARGEST:
+        OUT["free"] = gc.mem_free()
+        OUT["largest"] = largest_free()
 except Exception as e:
     OUT["error"] = repr(e)
 print(json.dumps(OUT))
@@ -406,11 +464,12 @@ def add_fakes(folder):
         f.write(MP_PICO.replace("ROMFS_IMAGE", ROMFS_IMAGE))
 
 
-def run_pico(folder, rom=False):
+def run_pico(folder, rom=False, mode=None, heap="1M"):
+    """The Pico's face booted (MP_PICO); mode "modules" or "largest" (the heap's size: heap)."""
     clean(folder)
-    proc = subprocess.run([find_micropython(), "-X", "heapsize=1M", "memory_pico.py"] +
-                          (["rom"] if rom else []),
-                          cwd=folder, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([find_micropython(), "-X", "heapsize=" + heap, "memory_pico.py"] +
+                          (["rom"] if rom else []) + ([mode] if mode else []),
+                          cwd=folder, capture_output=True, text=True, timeout=300)
     for line in proc.stdout.splitlines()[::-1]:
         if line.startswith("{"):
             return json.loads(line)
@@ -501,15 +560,19 @@ def main():
         minimum = None if args.quick else smallest_heap(host)
         hal = run_pico(face)
         rom = run_pico(face, rom=True)
+        ref = runs[HEAPS[-1]]
+        est = estimate(ref, sizes, hal, minimum, rom)
+        own = per_module(run_pico(face, mode="modules"), sizes)
+        if est and not args.quick:
+            est["largest32"] = largest_block(face, hal, est)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     mpy = sum(v for f, v in sizes.items() if f.endswith(".mpy"))
     total = sum(sizes.values())
-    ref = runs[HEAPS[-1]]
-    est = estimate(ref, sizes, hal, minimum, rom)
     out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total, "littlefs": lfs},
            "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "romfs": rom, "estimate": est,
+           "modules32": own,
            "pico_heap_bytes": PICO_HEAP}
     if args.json:
         print(json.dumps(out, indent=1))
@@ -587,6 +650,22 @@ def main():
         if "smallest32" in est:
             rows.append(("needs (heap)", est["smallest32"]))
         budget_rows(rows)
+        big = est.get("largest32")
+        if big:
+            print("  free heap (the most the largest free block can be): after boot ~%s, at a "
+                  "hand's peak ~%s%s" % (kb(big["free32"]), kb(big["peak_free32"]), (
+                      "; the largest block in the unix port's layout, scaled: ~%s (%.0f%% of "
+                      "the free heap; the real port's layout differs: docs/deploy.md)" % (
+                          kb(big["unix_layout"]), 100 * big["share"])) if "share" in big else
+                      " (the largest block not measured: %s)" % big.get("error")))
+        if own:
+            print("  the modules by their own import cost on the Pico (32-bit estimate, their "
+                  ".mpy bytes; 'gone': let go after boot):")
+            live = set(hal.get("modules", ()))
+            for b32, name, b64, mpy in own:
+                if b32 >= 512:
+                    print("    %-26s ~%8s  (%6d B of .mpy)%s" % (
+                        name, kb(b32), mpy, "" if set(name.split(",")) & live else "  gone"))
         r = est.get("romfs")
         print()
         if r:
@@ -601,6 +680,44 @@ def main():
         else:
             print("With a ROMFS partition: not measured (%s)" % rom.get("error", "no image"))
     return 0
+
+
+def per_module(run, sizes):
+    """Each module's own import cost on the Pico's face (its bytes here, less what the imports
+    inside it took), converted to 32 bits as the modules are (to32), largest first."""
+    rows = []
+    for name, took in (run.get("own") or {}).items():
+        rows.append((to32(took, mpy_bytes(name.split(","), sizes)), name, took,
+                     mpy_bytes(name.split(","), sizes)))
+    rows.sort(reverse=True)
+    return rows
+
+
+def largest_block(face, hal, est):
+    """The free heap on the Pico after boot and at a hand's peak (the pool, less the bare
+    REPL's share and the estimated live heap): the most the largest free block can be. And the
+    largest block the unix port's layout leaves: the Pico's face booted again in a heap whose
+    free part after boot is the Pico's (x the 64-bit/32-bit ratio of the live heap), the
+    largest block found there by bisection taken as the same share of the Pico's free heap.
+    The real port's layout differs either way (docs/deploy.md: 72% of the free heap at 0.3.1,
+    12% after issue 13's on-demand modules, where this gave 31% and 24%): only the port's
+    figures decide."""
+    lo, hi = est["boot32"]
+    boot32 = (lo + hi) / 2.0
+    free32 = PICO_HEAP - PICO_BASE - boot32
+    peak_free32 = free32 - ((est["peak32"][0] + est["peak32"][1]) / 2.0 - boot32)
+    out = {"free32": free32, "peak_free32": peak_free32}
+    ratio = hal["boot"] / boot32
+    want = hal["h0"] + hal["boot"] + ratio * free32  # the unix heap's usable part
+    heap = int(want * 1048576.0 / hal["total"]) // 1024 + 1  # (-X heapsize counts its tables)
+    run = run_pico(face, mode="largest", heap="%dK" % heap)
+    if "largest" not in run:
+        out["error"] = run.get("error", "no figure")
+        return out
+    share = float(run["largest"]) / run["free"]
+    out.update({"heap_kb": heap, "free64": run["free"], "largest64": run["largest"],
+                "share": share, "unix_layout": share * free32})
+    return out
 
 
 def budget_rows(rows):

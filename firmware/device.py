@@ -6,13 +6,14 @@ import json
 
 import wire
 from audit import Audit
-from journal import CONFIG_MAX, Journal, config_json
-from recorder import Recorder, rebuild, deliver
+from journal import Journal, config_json
+from recorder import Recorder
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
 from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
+from shoe.compat import release
 from shoe.faults import MechanismFault
 from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
 from shoe.record import record
@@ -50,27 +51,23 @@ class Device:
         self.sim_seed = None
         self.status_cache = None
         self.handlers = {
-            "config": self.cmd_config, "status": self.cmd_status, "deal": self.cmd_deal,
+            "status": self.cmd_status, "deal": self.cmd_deal,
             "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
             "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
-            "sim_fault": self.cmd_sim_fault, "sim_deck": self.cmd_sim_deck,
-            "ping": self.cmd_ping, "resume": self.cmd_resume,
+            "ping": self.cmd_ping,
         }
+        for name in _RARE:  # in rare.py, imported when one comes
+            self.handlers[name] = _Rare(self, name)
         self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
         self.zero = None        # (session, counter, reply) of the last SEQ 0 ACMD: its resend
         self.resend_from = 0    # set by resume: the link retransmits from here
-        self.handlers["recover"] = self.cmd_recover
         self.handlers["history"] = self.cmd_history
         self.histories = None   # (journal writes, hands) read for history requests
         self.recovery = None    # set when a card's fate after a power cut needs the operator
         self.maintenance = False  # set by maintenance: the link hands the line to the REPL
-        self.handlers["maintenance"] = self.cmd_maintenance
         self.handlers["challenge"] = self.cmd_challenge
         self.handlers["login"] = self.cmd_login
         self.handlers["logout"] = self.cmd_logout
-        self.handlers["audit"] = self.cmd_audit
-        self.handlers["telemetry"] = self.cmd_telemetry
-        self.handlers["raw"] = self.cmd_raw
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
         self.local_actor = None  # "panel" while the front panel's command runs (local)
         self.shown = None  # the status LED's state, as last shown (indicate)
@@ -121,7 +118,7 @@ class Device:
         self.journal = Journal(flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
-        self.restore()
+        _Rare(self, "restore")()  # the power-up (rare.py)
 
     # ------------------------------------------------------------------ commands
 
@@ -424,52 +421,6 @@ class Device:
         self.sessions.logout()
         return ()
 
-    def cmd_audit(self, first, offset):
-        cache = self.exports
-        if offset == 0 or cache is None or cache[0] != first:
-            cache = self.exports = (first, self.audit.export(first))
-        doc = cache[1]
-        return (len(doc), doc[offset:offset + 180])
-
-    def cmd_telemetry(self, offset):
-        """Counters and faults, never a card (WAC 230-16-152)."""
-        doc = json.dumps({
-            "firmware": FIRMWARE_VERSION, "device": self.hal.device_id, "boots": self.boots,
-            "hands": self.hand_no, "cards_dealt": self.counts["cards"],
-            "shuffles": self.counts["shuffles"], "procedures": self.counts["procedures"],
-            "misdeals": self.counts["misdeals"], "faults": self.faults_count(),
-            "failed_logins": self.sessions.failures, "forged_commands": self.sessions.forged,
-            "provisioned": self.sessions.provisioned(), "locked": self.locked,
-            "latched": self.latched,
-            "journal_problems": len(self.journal.problems), "audit_records": self.audit.n,
-        }).encode()
-        return (len(doc), doc[offset:offset + 180])
-
-    def cmd_raw(self, source, count):
-        """Raw output for an outside lab's statistical tests (GLI-29): the entropy source's
-        health-tested bytes before the generator, or the generator's output. Between hands only:
-        nothing drawn here is ever related to a deck in play."""
-        h = self.hand
-        if h is not None and h.status == DEALING and h.z.log:
-            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it first")
-        if count < 1 or count > 180 or source > 1:
-            raise CommandError(wire.BAD_ARGUMENT, "raw: source 0 or 1, count 1..180")
-        if source == 0:
-            return (bytes(self.hal.entropy(count)),)
-        gen = self.hal.rng(None)
-        if not hasattr(gen, "raw"):
-            raise CommandError(wire.DENIED, "raw: this simulator is seeded: its shuffles do not "
-                                            "come from the generator")
-        return (gen.raw(count),)
-
-    def faults_count(self):
-        """Stopping faults by kind since installation, and the simulator's injected faults."""
-        out = dict(self.counts.get("faults") or {})
-        fired = getattr(self.mech, "fired", 0)
-        if fired:
-            out["simulated"] = fired
-        return out
-
     def _stopped(self, name, kind, message):
         """A stopping fault ended the command: status shows it until a feed succeeds, the audit
         log records it, and the command answers MECHANISM with the kind and what the operator
@@ -500,69 +451,6 @@ class Device:
 
     def cmd_ping(self, token):
         return (token,)
-
-    def cmd_maintenance(self):
-        """Leave the protocol: once the reply is out, the main loop ends and the REPL has the
-        line (facedown deploy / verify). Not between cards: a hand in progress is refused.
-        Needs a maintenance session, or the reference shoe's key switch, or a shoe that has
-        no key yet (installation: provisioning writes it over the REPL)."""
-        h = self.hand
-        if h is not None and h.status == DEALING and h.z.log:
-            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before "
-                                                 "maintenance")
-        self.maintenance = True
-        actor = self.sessions.actor() if self.role else (
-            "key-switch" if self.sessions.provisioned() else "installation")
-        self.audit.add(actor, "maintenance", "the REPL takes the line")
-        self.hal.store.write("maint.actor", actor)
-        return ()
-
-    def cmd_resume(self, number):
-        """Retransmit held events from number on (the host's last ACK + 1): everything before
-        it is acknowledged."""
-        number = min(max(number, 1), self.event_next)
-        if number < self.oldest():
-            self._reload(number)  # after a power cut: older events come back from the journal
-        if number > 1:
-            self.ack(number - 1)
-        self.resend_from = max(number, self.oldest())
-        return (self.oldest(), self.event_next)
-
-    def cmd_config(self, game, seats_mask, button, rules, house_json):
-        if self.hand is not None and self.hand.status == DEALING and self.hand.z.log:
-            raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before config")
-        seats = [s for s in range(G.SEAT_MIN, G.SEAT_MAX + 1) if seats_mask & (1 << s)]
-        try:
-            house = json.loads(house_json) if house_json else {}
-        except ValueError:
-            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
-        if not isinstance(house, dict):
-            raise CommandError(wire.BAD_ARGUMENT, "house rules must be a JSON object")
-        profile = house.pop("_profile", None)  # the house profile's name: kept, not a setting
-        if profile is not None and (not isinstance(profile, str) or len(profile) > H.PROFILE_MAX):
-            raise CommandError(wire.BAD_ARGUMENT, "the profile's name must be text of at most "
-                               "%d characters" % H.PROFILE_MAX)
-        if not button:  # stud has none; a flop game's defaults to the highest seat
-            button = seats[-1] if seats and G.GAMES.get(game, (G.STUD,))[0] != G.STUD else None
-        # a dry run of the hand checks every argument before anything changes
-        Hand(game, seats, button, rules, house, _NoRandom(), None, C.deck(0 if game != "shortdeck"
-                                                                            else 1))
-        config = [game, seats, button, rules, house] + ([profile] if profile else [])
-        if len(json.dumps(config)) > CONFIG_MAX:
-            raise CommandError(wire.BAD_ARGUMENT, "the configuration is %d bytes as JSON; the "
-                               "journal keeps at most %d: fewer house overrides or a shorter "
-                               "profile name" % (len(json.dumps(config)), CONFIG_MAX))
-        self.config = config
-        self.audit.add(self.actor(), "config", "%s, seats %s, %s%s" % (
-            game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
-            else ""))
-        if self.hand is not None and self.hand.status == DEALING:
-            self.hand.end()  # a hand with no card dealt yet is simply closed
-            self.collect()
-            self.rec.commit(self.hand)
-        self.hand = None
-        self.journal.set_config(json.dumps(self.config))
-        return ()
 
     def profile(self):
         """The name of the house profile the table was configured from, or None."""
@@ -701,62 +589,6 @@ class Device:
             out["table"] = rec
         return json.dumps(out).encode()
 
-    def cmd_sim_fault(self, kind, at, card, flags):
-        if kind == "jam":
-            mixed = []
-            if flags & 1:
-                mixed.append("muck")
-            if flags & 2:
-                mixed.append("burns")
-            self._hand().jam(mixed, bool(flags & 4))
-            return (0, 0)
-        if kind == "pending":
-            return (self.mech.pending(), self.mech.feeds)
-        if kind == "power_cut":  # the power goes while the at-th record from now is written
-            self.journal.cut_at(at)  # (0: disarm)
-            return (0, 0)
-        if kind in ("journal_fail", "internal") and at < 1:
-            raise CommandError(wire.BAD_ARGUMENT, "at must be 1 or more")
-        if kind == "journal_fail":  # the at-th record from now fails to write (latches)
-            self.journal.fail_at(at)
-            return (0, 0)
-        if kind == "internal":  # the at-th dealing command from now fails inside (latches)
-            self.sim_crash = at
-            return (0, 0)
-        if kind == "invariant":  # a card vanishes from the zones (the next check latches)
-            h = self._hand()
-            if not h.z.stub:
-                raise CommandError(wire.WRONG_STATE, "invariant: the stub is empty")
-            card = h.z.stub.pop(0)  # the bottom card, gone from every zone's list
-            h.z.where[card] = 255
-            return (0, 0)
-        armed = F.JAM if kind == "feed_jam" else kind if kind in _SIM_KINDS else None
-        if armed is None:
-            raise CommandError(wire.BAD_ARGUMENT, "unknown fault %r" % kind)
-        if armed != "no_burn" and at < 1:
-            raise CommandError(wire.BAD_ARGUMENT, "at must be 1 or more")
-        if armed == F.JAM:  # card: the times the card sticks
-            if card < 1:
-                raise CommandError(wire.BAD_ARGUMENT, "feed_jam: the card sticks 1..255 times "
-                                                      "(255: until cleared)")
-        elif armed == "no_burn":  # card: when the table notices it (simmech.NOTICED_*)
-            if card > 2:
-                raise CommandError(wire.BAD_ARGUMENT, "no_burn: card is 0 or 1 (noticed at once) "
-                                                      "or 2 (noticed after the flop was turned)")
-        elif card > C.JOKER:
-            raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % card)
-        try:
-            self.mech.arm(armed, at, card)
-        except OSError as e:  # the simulator's pin map is missing
-            raise CommandError(wire.FAULT, str(e))
-        return (0, 0)
-
-    def cmd_sim_deck(self, cards, flags, seed):
-        order = list(cards) if cards else None  # checked against the game by hand
-        self.sim_order = order
-        self.sim_seed = seed if flags & 1 else None
-        return ()
-
     def _sim(self):
         if not self.hal.simulated:
             raise CommandError(wire.DENIED, "simulator commands are not available on a shoe")
@@ -843,80 +675,6 @@ class Device:
 
     # ------------------------------------------------------------------ power-up
 
-    def restore(self):
-        """Boot: the configuration, hand number, event numbers, the open hand (its stub
-        reshuffled, RP-4) and the last reply, from the journal; a card caught in flight by the
-        power cut is settled from the mechanism's sensors and reader, or left to the operator."""
-        j = self.journal
-        for what, hand in j.problems:
-            self.hal.log("journal: %s (hand %s)" % (what, hand))
-        try:
-            self.config = json.loads(j.config) if j.config else None
-        except ValueError:
-            self.hal.log("journal: the configuration is unreadable")
-            self.config = None
-        self.hand_no = j.hand_no
-        self.event_next = j.event_next
-        oh = j.hand if j.hand is not None else j.last
-        if oh is None:
-            return
-        caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
-        settle = self.mech.inspect() if caught else []  # what the output sensor and reader see
-        try:
-            rng = self.hal.rng(None)
-        except Exception as e:  # nothing is dealt until a restart finds the source healthy
-            self.entropy = _entropy_why(e)
-            if self.entropy is None:
-                raise
-            self.hal.log("random source: %s" % e)
-            rng = _NoRandom()
-        try:
-            hand = rebuild(oh, rng, self.mech)
-        except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
-            self.hal.log("journal: hand %d cannot be rebuilt (%r)" % (oh.number, e))
-            return
-        self.hand = hand
-        self._count(oh.entries, audit=False)  # the counters were saved when this hand began
-        self.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
-        self.logged = len(oh.entries) // 4
-        self.rec.logged = self.logged
-        self.rec.image = bytearray(oh.image) if oh.image is not None else None
-        if oh.reply is not None:
-            self.replies = [oh.reply]
-        if j.hand is not None:
-            if j.hand.damaged is not None:  # rebuilt from the records that verify: the floor
-                self._latch("journal: a damaged record in block %d at offset %d of hand %d: "
-                            "the hand was rebuilt from the records that verify; check the "
-                            "table against it" % (j.hand.damaged[0], j.hand.damaged[1],
-                                                  oh.number))
-            if settle is None:
-                self.recovery = "a card may have left during the power cut: check the output " \
-                                "and send recover with the card found there (or none)"
-            else:
-                found = [c for c in settle if hand.z.where[c & 63] == 0]
-                if found:
-                    hand._proc("card-settled")
-                self._deliver(found)
-            self.collect()
-            self.rec.commit(hand)
-
-    def _reload(self, number):
-        """Hold again the events from `number` on that the journal still has: whole hands,
-        read one at a time, going back from the oldest held; at most HELD_HANDS hands in all
-        (the heap holds no more: resume answers where it starts)."""
-        oldest = self.oldest()
-        n = self.held[0][1] - 1 if self.held else self.hand_no
-        older = []
-        while n > 0 and oldest > number and len(older) + len(self.held) < HELD_HANDS:
-            h, _ = self.journal.scan(n)
-            if h is None or h["damaged"]:
-                break
-            first = h["first_event"]
-            older.insert(0, [first, n, bytearray(h["entries"][:(oldest - first) * 4])])
-            oldest = first
-            n -= 1
-        self.held = older + self.held
-
     def cmd_history(self, number, offset):
         """A stored hand (or, for hand 0, the list of stored hands), read back from the journal
         one hand at a time and served in chunks."""
@@ -937,21 +695,6 @@ class Device:
         if isinstance(doc, _HandList):
             return (len(doc), doc.chunk(offset, 180))
         return (len(doc), bytes(doc[offset:offset + 180]))
-
-    def cmd_recover(self, card):
-        """The operator's answer after a power cut mid-feed: the card found at the output
-        (255: none)."""
-        if self.recovery is None:
-            raise CommandError(wire.WRONG_STATE, "nothing to recover")
-        if card != 255:
-            if card >= C.JOKER or self.hand is None or self.hand.z.where[card] != 0:
-                raise CommandError(wire.BAD_ARGUMENT, "that card is not one the shoe holds")
-            self._deliver([card])
-        self.recovery = None
-        return ()
-
-    def _deliver(self, cards):
-        deliver(self.mech, self.hand, cards)
 
 
 def _mask_record(rec):
@@ -1013,10 +756,8 @@ _OP_SHUFFLE = 2
 _OP_PROC = 4
 _OP_STATUS = 8
 _SIM_COMMANDS = ("sim_fault", "sim_deck")
-# sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
-# (the wire's "jam" is the disordered stub, RP-4)
-_SIM_KINDS = ("double_feed", "boxed", "foreign", "duplicate", "no_burn", F.EMPTY, F.LID_OPEN,
-              F.READER_SILENT)
+# the commands whose handlers are in rare.py (a function of the same name, taking the device)
+_RARE = ("config", "audit", "telemetry", "raw", "maintenance", "resume", "recover") + _SIM_COMMANDS
 _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
               wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],
@@ -1028,6 +769,23 @@ _DEALING = ("deal", "street", "draw", "action", "report", "end")
 # what a latched shoe refuses (and report, but for a misdeal); end and misdeal clear the latch
 _LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "report", "config")
 _LATCH_KEY = "latched"
+
+
+class _Rare:
+    """A handler in rare.py: the module is imported for the call and let go after it (a
+    Pico holds a module's bytecode in its heap), so a hand never pays for it."""
+
+    def __init__(self, dev, name):
+        self.dev = dev
+        self.name = name
+
+    def __call__(self, *args):
+        import rare
+
+        try:
+            return getattr(rare, self.name)(self.dev, *args)
+        finally:
+            release("rare")
 
 
 class _NoRandom:

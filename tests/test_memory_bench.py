@@ -27,3 +27,11 @@ def test_memory_benchmark_quick():
     assert stock["free_after_journal"] >= 40
     assert out["runs"]["320K"]["ok"], out["runs"]
     assert out["pico_heap_bytes"] == 239411
+    # the Pico's face: its modules' own import costs add up to the heap its imports took (less
+    # the hardware layer's objects); the rare paths are not in the heap after boot
+    hal = out["hal"]
+    live = set(hal["modules"])
+    own = sum(row[2] for row in out["modules32"] if set(row[1].split(",")) & live)
+    assert 0.9 * hal["imports"] <= own <= hal["imports"], (own, hal["imports"])
+    for name in ("rare", "shoe.procedures", "shoe.irregular", "integrity", "hal.pins"):
+        assert name not in live, name

@@ -20,8 +20,8 @@ from conftest import FIRMWARE, ROOT
 
 BIN = os.path.dirname(sys.executable)
 FAKES = os.path.join(ROOT, "tests", "fakes")
-HAL_FILES = ["hal/rp2.py", "hal/rp2mech.py", "hal/stepper_pio.py", "hal/carousel_rp2.py",
-             "hal/led_pio.py", "hal/reserve.py"]
+HAL_FILES = ["hal/rp2.py", "hal/rp2wire.py", "hal/rp2mech.py", "hal/stepper_pio.py",
+             "hal/carousel_rp2.py", "hal/led_pio.py", "hal/reserve.py"]
 PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
 STUB_DISTS = ("micropython-rp2-rpi-pico-stubs", "micropython-stdlib-stubs")
 

@@ -54,13 +54,12 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
-from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, UsbPort,
-                         MechanismFault, ROSC_RANDOMBIT, ROUTE_NAMES, ROUTE_REJECT,
-                         WATCHDOG_CTRL_CLR, WATCHDOG_ENABLE)
-from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
-from hal.led_pio import LED_HZ, StatusLed, ws2812
+from hal.rp2mech import (UsbPort, MechanismFault, ROSC_RANDOMBIT, WATCHDOG_CTRL_CLR,
+                         WATCHDOG_ENABLE)
+from hal.stepper_pio import STEP_HZ, step_pulses
 from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
+from shoe.compat import release
 
 CAP_JOURNAL = 2            # wire.CAP_JOURNAL
 LOG_LINES = 32
@@ -86,6 +85,22 @@ class Clock:
 
 class Rp2Hal:
     simulated = False
+    if TYPE_CHECKING:  # what the wiring sets (hal/rp2wire.py), for the type checker
+        timing = None  # type: Any
+        sm = None  # type: Any
+        mech = None  # type: Any
+        carousel = None  # type: Any
+        carousel_sm = None  # type: Any
+        maint_pin = None  # type: Any
+        maint_level = None  # type: Any
+        debug = None  # type: Any
+        wdt_ms = None  # type: Any
+        buttons = None  # type: Any
+        key = None  # type: Any
+        buzzer = None  # type: Any
+        beep_until = None  # type: Any
+        led_sm = None  # type: Any
+        led = None  # type: Any
 
     def __init__(self, pinmap="pinmap.json", clock=None, root="", journal=None):
         """root: the littlefs root ("": the working folder, / on a Pico); journal: a block
@@ -94,14 +109,15 @@ class Rp2Hal:
         self.logs = []
         self.deck = None          # the order in the magazine is not known (no shuffler yet)
         self.clock = clock if clock is not None else Clock()
-        self._wire(pinmap)
-        # the pin map was read once; its loader and validator give their RAM back
-        self.pm = None  # type: Any
-        sys.modules.pop("hal.pins", None)
-        import hal
+        from hal import rp2wire
 
-        if hasattr(hal, "pins"):
-            delattr(hal, "pins")
+        rp2wire.wire(self, pinmap)
+        # the pin map was read once; its loader and validator, and the wiring, give their RAM
+        # back
+        self.pm = None  # type: Any
+        rp2wire = None
+        release("hal.rp2wire")
+        release("hal.pins")
         import gc
 
         gc.collect()
@@ -113,7 +129,7 @@ class Rp2Hal:
 
             journal, self.journal_fault, note = journal_flash(self.store, rp2.Flash(),
                                                               JOURNAL_BLOCKS)
-            sys.modules.pop("hal.reserve", None)
+            release("hal.reserve")  # (and off the hal package, or it stays in the heap)
             if note and journal is not None:
                 self.log("flash: %s (%d blocks for the journal)" % (note, journal.ioctl(4, 0)))
             if self.journal_fault:
@@ -126,103 +142,6 @@ class Rp2Hal:
         self.device_id = "pico-" + "".join("%02x" % b for b in machine.unique_id())
         self.wdt = None
         self.hands = 0
-
-    def _wire(self, pinmap):
-        """Every pin, the state machine, the UART, the PWM and the ADC, from the pin map."""
-        from hal import pins as P
-
-        pm = P.load(pinmap, text=False)  # type: Any
-        self.pm = pm
-        t = Timing(pm)
-        self.timing = t
-        Pin = machine.Pin
-        self.maint_pin = self._input("maint_key")
-        self.maint_level = pm.level("maint_key")
-        self.debug = self.maintenance_switch()
-        # the feed stepper
-        fs = pm.feed_stepper
-        stepper, self.sm = self._stepper(fs, t.cruise, t.accel)
-        # the reader on its UART; reads never wait (timeout=0): the mechanism polls
-        r = pm.reader
-        uart = machine.UART(r.uart, baudrate=r.baud, bits=r.bits, parity=None, stop=r.stop,
-                            tx=Pin(pm.gpio(r.tx)), rx=Pin(pm.gpio(r.rx)), timeout=0, rxbuf=256)
-        reader = Reader(uart, self.clock, t.timeout_ms, t.retries, t.min_confidence, t.max_len)
-        # the diverter servo, at reject from power-up: a card nobody read never reaches the table
-        dv = pm.diverter
-        # (the fourth, shuffle, is hal.carousel_rp2.ROUTE_SHUFFLE: into the carousel)
-        pulses = [dv.pulse_us[name] for name in ROUTE_NAMES + ("shuffle",)]
-        pwm = machine.PWM(Pin(pm.gpio(dv.signal)), freq=dv.freq_hz,
-                          duty_ns=pulses[ROUTE_REJECT] * 1000)
-        diverter = Diverter(pwm, pulses, t.settle_ms, self.clock)
-        diverter.set(ROUTE_REJECT)
-        # beams, flags and the lid
-        beams = Beams(self._beam("double_beam", t.beam_us), self._beam("throat_beam", t.beam_us),
-                      self._beam("magazine_beam", t.beam_us), self._beam(fs.home, t.beam_us),
-                      self._beam("lid_open", t.lid_us))
-        ms = pm.motor_supply
-        adc = machine.ADC(pm.gpio(ms.sense))
-        k = 3.3 * (ms.divider_top_ohm + ms.divider_bottom_ohm) / ms.divider_bottom_ohm / 65535
-
-        def volts():
-            return adc.read_u16() * k
-
-        args = (stepper, beams, reader, diverter, self.clock, t, self.tick, volts, ms.min_v)
-        cs = pm.carousel_stepper
-        self.carousel = None
-        if cs.fitted:  # the shuffler: its own state machine, the index flag, the gate servo
-            from hal.carousel_rp2 import Carousel, CarouselTiming, ShufflingMechanism
-
-            ct = CarouselTiming(pm)
-            cst, self.carousel_sm = self._stepper(cs, ct.cruise, ct.accel)
-            g = cs.gate
-            gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
-            self.carousel = Carousel(cst, self._beam(cs.index, t.beam_us), beams.lid, gate,
-                                     self.clock, ct, self.tick)
-            self.mech = ShufflingMechanism(self.carousel, *args)
-        else:
-            self.mech = Mechanism(*args)
-        self.wdt_ms = pm.watchdog.timeout_ms
-        # the front panel (panel.py): the dealer buttons and the floor key, debounced from the
-        # main loop's polls; the buzzer, silent until a press is answered
-        self.buttons = [(name, self._beam("btn_" + name, t.button_us)) for name in BUTTONS]
-        self.key = self._beam("floor_key", t.key_us)
-        bz = pm.buzzer
-        self.buzzer = machine.PWM(Pin(pm.gpio(bz.signal)), freq=bz.freq_hz, duty_u16=0)
-        self.beep_until = None
-        # the status LED (WS2812B) on its own state machine
-        sl = pm.status_led
-        self.led_sm = rp2.StateMachine(sl.pio_sm, ws2812, freq=LED_HZ,
-                                       sideset_base=Pin(pm.gpio(sl.signal), Pin.OUT))
-        self.led_sm.active(1)
-        self.led = StatusLed(self.led_sm, self.clock)
-
-    def _stepper(self, sec, cruise, accel):
-        """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
-        program on its PIO state machine, DIR and EN plain outputs, the driver off at first.
-        Returns (hal.stepper_pio.Stepper, the state machine)."""
-        pm = self.pm
-        Pin = machine.Pin
-        en = Pin(pm.gpio(sec.enable), Pin.OUT, value=1 - pm.level(sec.enable))
-        dirp = Pin(pm.gpio(sec.dir), Pin.OUT, value=pm.level(sec.dir))
-        step = Pin(pm.gpio(sec.step), Pin.OUT, value=0)
-        sm = rp2.StateMachine(sec.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
-
-        def restart():
-            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
-
-        sm.active(1)
-        stepper = Stepper(sm, dirp, en, self.clock, cruise, accel, sec.max_steps_per_s, restart,
-                          forward_level=pm.level(sec.dir), enable_level=pm.level(sec.enable))
-        return stepper, sm
-
-    def _input(self, name):
-        s = self.pm.signal(name)
-        Pin = machine.Pin
-        if s.pull == "up":
-            return Pin(s.gpio, Pin.IN, Pin.PULL_UP)
-        if s.pull == "down":
-            return Pin(s.gpio, Pin.IN, Pin.PULL_DOWN)
-        return Pin(s.gpio, Pin.IN)
 
     def maintenance_switch(self):
         """The maintenance key switch is turned (now): maintenance without a session, and, at
@@ -264,9 +183,6 @@ class Rp2Hal:
     def _beep(self, ms):
         self.buzzer.duty_u16(BEEP_DUTY)
         self.beep_until = self.clock.ticks_add(self.clock.ticks_ms(), ms)
-
-    def _beam(self, name, hold_us):
-        return Beam(self._input(name), self.pm.level(name), hold_us, self.clock)
 
     # ---------------------------------------------------------------- the HAL interface
 
@@ -356,6 +272,22 @@ class Rp2Hal:
             self.logs.pop(0)
         if self.debug:
             print(msg)
+
+
+def volts(adc, k):
+    """The motor supply's voltage, read (the mechanism's motor_volts; hal/rp2wire.py)."""
+    def read():
+        return adc.read_u16() * k
+
+    return read
+
+
+def restarter(sm, step):
+    """A stepper's restart of its state machine (hal.stepper_pio.Stepper; hal/rp2wire.py)."""
+    def restart():
+        sm.init(step_pulses, freq=STEP_HZ, set_base=step)
+
+    return restart
 
 
 def _rosc_bit():

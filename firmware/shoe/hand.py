@@ -5,14 +5,13 @@ from shoe.compat import const
 from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
-from shoe import procedures as P
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.faults import MechanismFault
 from shoe.rng import cut
 from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
-                        OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_PICK, OP_STATUS, OP_FAULT,
-                        MIX_STUB, MIX_MUCK, MIX_BURNS)
+                        OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_STATUS, OP_FAULT,
+                        MIX_STUB)
 
 # status
 DEALING = const(0)
@@ -66,7 +65,6 @@ _STREET = ("street", 0, 0)
 _DRAW = ("draw", 0, 0)
 _PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
 
-_PROC = P.INDEX
 
 
 class Hand:
@@ -328,96 +326,15 @@ class Hand:
 
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""
-        self._check_dealing()
-        op = ("report", seat, index)
-        if self._again(op):  # its replacement card was stopped: deal it now
-            self._start(op)
-            self._continue()
-            return
-        self._check_seat(seat)
-        held = self.z.seats[seat]
-        if not isinstance(index, int) or isinstance(index, bool) or not (1 <= index <= len(held)):
-            raise ShoeError(E_ARG, "seat %d holds %d card(s); no card %r" % (seat, len(held), index))
-        if held[index - 1] & C.UP:
-            raise ShoeError(E_STATE, "seat %d's card %d is already face up" % (seat, index))
-        self._start(op)
-        self.last_street = None
-        code = held[index - 1] & C.CODE
-        if self.kind == G.STUD:
-            self._expose_stud(seat, index - 1, code)
-        elif self.kind == G.DRAW and self.draw_round > 0:
-            if self.house["draw_exposed"] == "replace":
-                self._proc("draw-exposed-replaced", seat)
-                self.z.move(code, MUCK)
-                self._owe(SEAT0 + seat, False, CTX_REPLACE)
-            else:
-                self._plays(seat, code)
-        elif self.nstreet == 0 and self.window_open():
-            self._expose_holecard(seat, code)
-        else:
-            self._plays(seat, code)
+        return _irregular("expose", self, seat, index)
 
     def premature(self):
         """The cards of the last street step were dealt before betting had finished (RP-5)."""
-        self._check_dealing()
-        self._again(_PREMATURE)
-        if self.last_street is None or self.kind == G.DRAW:
-            raise ShoeError(E_STATE, "premature applies only right after a street is dealt")
-        cards = self.last_street
-        self.last_street = None
-        if self.kind == G.BOARD and self.nstreet == 2 and self.house["premature_turn"] == "set_aside":
-            self._proc("premature-turn-aside")
-            for code in cards:
-                self.z.move(code, ASIDE)
-                self.returning.append(code)
-            self.nstreet -= 1
-            led = self.burn_for
-            river = led[3]
-            if river == B_OWED or river < 64:
-                # the turn is dealt again with a burn, the river without one: the set-aside
-                # turn's burn is the river's, taken early (a card kept for the river's burn
-                # becomes the new turn's). Set aside twice, the river's burn is already taken:
-                # the turn keeps its burn and is dealt again without one (Rule 38).
-                led[3] = led[2]
-                led[2] = B_OWED
-                self._settle(river if river < 64 else None, True)
-            return
-        if self.kind == G.STUD:
-            pid = "premature-stud"
-        else:
-            pid = ("premature-flop", "premature-turn", "premature-river")[self.nstreet - 1]
-        self._proc(pid)
-        for code in cards:
-            self.z.move(code, STUB)
-        self._reshuffle(MIX_STUB)
-        self.nstreet -= 1  # its burn stays in the ledger: it is dealt again without one
+        return _irregular("premature", self)
 
     def jam(self, mixed_with=(), order_kept=False):
         """The stub is disordered, optionally mixed with the muck and/or burns (RP-4)."""
-        self._check_dealing()
-        for what in mixed_with:
-            if what not in ("muck", "burns"):
-                raise ShoeError(E_ARG, "mixed_with takes muck and/or burns, not %r" % (what,))
-        if order_kept and mixed_with:
-            raise ShoeError(E_ARG, "a stub mixed with other cards cannot keep its order")
-        if not self.z.stub:
-            raise ShoeError(E_STATE, "no stub left")
-        self.last_street = None  # (the burn ledger stays: RP-4 adds no burn and takes none)
-        if order_kept:
-            self._proc("stub-restored")
-            return
-        mask = MIX_STUB
-        if mixed_with:
-            self._proc("stub-mixed-reshuffle")
-            if "muck" in mixed_with:
-                mask |= MIX_MUCK
-                self._gather(self.z.muck)
-            if "burns" in mixed_with:
-                mask |= MIX_BURNS
-                self._gather(self.z.burns)
-        else:
-            self._proc("stub-reshuffle")
-        self._reshuffle(mask)
+        return _irregular("jam", self, mixed_with, order_kept)
 
     def misdeal(self):
         """The floor declares a misdeal: only while the misdeal window is open."""
@@ -525,27 +442,7 @@ class Hand:
 
     def _short_stub(self):
         """RP-10-H, before 7th street. Returns True when a community card is dealt instead."""
-        required = len(self.live_seats()) + 2
-        n = len(self.z.stub)
-        if n >= required:
-            return False
-        prior = []
-        for s in (1, 2, 3):
-            v = self.burn_for[s]
-            if v & 0xc0 == B_DONE and self.z.where[v & C.CODE] == BURNS:
-                prior.append(v & C.CODE)
-        if n + len(prior) >= required:
-            self._proc("short-stub-a")
-            self._gather(prior)
-            self._reshuffle(MIX_STUB | MIX_BURNS)
-            return False
-        if n >= 3:
-            self._proc("short-stub-b")
-            return True
-        self._proc("short-stub-c")
-        self._gather(prior)
-        self._reshuffle(MIX_STUB | MIX_BURNS)
-        return True
+        return _irregular("short_stub", self)
 
     # ---------------------------------------------------------------- the burn ledger
 
@@ -661,164 +558,27 @@ class Hand:
 
     def _extra(self, code, dest, up, ctx):
         """A second card came out of one feed (double feed)."""
-        if ctx == CTX_DEAL:
-            self.z.move(code, dest, up)
-            if self.house["extra_holecard"] == "misdeal" or self.extra_initial >= 1:
-                if self.window_open():
-                    self._end(MISDEAL, "misdeal-extra-card")
-                    return -1
-            self.extra_initial += 1
-            self._proc("extra-holecard-burn", dest - SEAT0)
-            self._keep_for_burn(code)
-            return 0
-        if ctx == CTX_BURN or ctx == CTX_FLOPBURN:
-            if self.house["extra_burn"] == "stays":
-                self._proc("extra-burn-stays")
-                self.z.move(code, BURNS)
-            else:
-                self._proc("extra-burn-next")
-                self._keep_for_burn(code)
-            return 0
-        if ctx == CTX_FLOP:
-            self.z.move(code, BOARD, True)
-            self.last_street.append(code)
-            return 0
-        if self.streets_done() < self.streets_total():
-            self._proc("extra-card-burn")
-            self._keep_for_burn(code)
-        else:
-            self._proc("extra-card-muck")
-            self.z.move(code, MUCK)
-        return 0
+        return _irregular("extra", self, code, dest, up, ctx)
 
     def _nonstandard(self, code):
-        """A joker or a card from another deck. Returns True when it ends the hand."""
-        self.z.remove(code)
-        if self.house["nonstandard_card"] == "misdeal" and self.window_open():
-            self._end(MISDEAL, "misdeal-nonstandard")
-            return True
-        self._proc("nonstandard-scrap")
-        return False
+        """A joker or a card from another deck. True when it ends the hand."""
+        return _irregular("nonstandard", self, code)
 
     def _boxed(self, code, ctx):
         """A card face up in the stub: a scrap, replaced by the next card."""
-        self.z.move(code, MUCK)
-        if ctx == CTX_DEAL:
-            self.boxed_initial += 1
-            if self.boxed_initial >= 2 and self.window_open():
-                self._end(MISDEAL, "misdeal-boxed")
-                return True
-        self._proc("boxed-scrap")
-        return False
+        return _irregular("boxed", self, code, ctx)
 
     # ---------------------------------------------------------------- procedures
 
-    def _expose_holecard(self, seat, code):
-        """Flop (and draw) games, during the deal, window open (procedure 1)."""
-        if code == self.first_two[0] or code == self.first_two[1] or self.exposures >= 1:
-            self.z.turn_up(seat, code)  # the table saw it: the record shows it face up
-            self._end(MISDEAL, "misdeal-exposed")
-            return
-        self.exposures += 1
-        if self.house["exposed_holecard"] == "burn":
-            self._proc("exposed-to-burn", seat)
-            self._keep_for_burn(code)
-        else:
-            self._proc("exposed-to-muck", seat)
-            self.z.move(code, MUCK)
-        self.replace_queue.append(seat)
-        if self.initial_complete():
-            self._after_initial()
-
-    def _expose_stud(self, seat, pos, code):
-        if pos < 2 and self.nstreet == 0:
-            self._proc("stud-exposed-upcard", seat)
-            self.z.turn_up(seat, code)
-            if len(self.z.seats[seat]) < 3 and seat not in self.down3:
-                self.down3.append(seat)
-        elif pos == 6:
-            if self.house["stud_7th_exposed"] == "replace":
-                self._proc("stud-7th-replaced", seat)
-                self.z.move(code, MUCK)
-                self._owe(SEAT0 + seat, False, CTX_REPLACE)
-            else:
-                self._proc("stud-7th-plays", seat)
-                self.z.turn_up(seat, code)
-        else:
-            self._plays(seat, code)
-
-    def _plays(self, seat, code):
-        self._proc("exposed-plays", seat)
-        self.z.turn_up(seat, code)
-
     def _four_card_flop(self, before):
-        board = self.z.board
-        if self.house["four_card_flop"] == "scramble":
-            self._proc("flop4-scramble")
-            n = len(board) - before
-            k = self.rng.below(n)
-            self.z.note(OP_PICK, BOARD, n)
-            code = board[before + k]
-            self.z.move(code, BURNS)
-            self._unlist(code)
-            if self.house["flop4_pick_is_turn_burn"]:
-                self._burned(2, code)  # the turn's burn: the turn takes none from the stub
-            return
-        self._proc("flop4-reshuffle")
-        self._gather(board[before:])
-        self.last_street = []
-        self._reshuffle(MIX_STUB)
-        for _ in range(3):
-            self.owed.append((BOARD, True, CTX_STREET))
-        self._pay()
+        return _irregular("four_card_flop", self, before)
 
     def _no_burn_flop(self, before):
-        board = self.z.board
-        if self.house["no_burn_flop"] == "restore" and self.burn_for[1] == B_NOBURN_SEEN:
-            # RRoP Hold'em 4, cards exposed: take the flop back, shuffle it into the stub, cut,
-            # burn, a new flop. The burn that went to the board is back in the stub: the flop
-            # still owes its one burn.
-            self._proc("no-burn-reshuffle")
-            self._gather(board[before:])
-            self._reshuffle(MIX_STUB)
-            self.burn_for[1] = B_OWED
-            self.last_street = []
-            self.partial_want = before + 3
-            self.partial = P_BURN
-            self._finish_street()
-            return
-        if self.house["no_burn_flop"] == "scramble":
-            self._proc("no-burn-scramble")
-            k = self.rng.below(3)
-            self.z.note(OP_PICK, BOARD, 3)
-        else:
-            self._proc("no-burn-restore")
-            k = 0
-        code = board[before + k]
-        self.z.move(code, BURNS)
-        self._unlist(code)
-        self._burned(1, code)
-        self._owe(BOARD, True, CTX_STREET)
-
-    def _unlist(self, code):
-        """A card of the last street is burned after all. (A street a power cut interrupted
-        lists only the cards dealt since the reboot: the card may not be there.)"""
-        if code in self.last_street:
-            self.last_street.remove(code)
+        return _irregular("no_burn_flop", self, before)
 
     def _draw_reshuffle(self, seat):
         """The stub cannot cover a draw: last card plus earlier discards, reshuffled."""
-        own = self.draw_round * 16 + seat
-        pool = []
-        for code in self.z.muck:
-            tag = self.discards[code]
-            if tag and (tag != own or self.house["draw_reshuffle_own_discards"]):
-                pool.append(code)
-        if not pool:
-            return
-        self._proc("draw-reshuffle", seat)
-        self._gather(pool)
-        self._reshuffle(MIX_STUB | MIX_MUCK)
+        return _irregular("draw_reshuffle", self, seat)
 
     def _short_at_action(self, actor):
         """Procedure 9, missing cards: an action arrived while the initial deal is incomplete."""
@@ -933,16 +693,38 @@ class Hand:
             self.mech.load(self.z.stub, plan)
 
     def _proc(self, pid, seat=0):
-        self.z.note(OP_PROC, _PROC[pid], seat)
+        self.z.note(OP_PROC, procedure(pid)[0], seat)
 
     def _end(self, status, pid):
-        self._proc(pid)
+        num, reason = procedure(pid)
+        self.z.note(OP_PROC, num, 0)
         self._over()
         self.status = status
-        self.reason_num = _PROC[pid]
-        self.reason = P.text(self.reason_num)
+        self.reason_num, self.reason = num, reason
         self.last_street = None
         self.z.note(OP_STATUS, status)
+
+
+def _irregular(name, *args):
+    """An irregularity's procedure, in shoe/irregular.py: imported when a hand first needs one
+    (a Pico holds an imported module's bytecode in its heap: a shoe pays for it from its first
+    irregularity on, not from boot). It stays: imported again and again from the filesystem,
+    each import left the heap more fragmented (tests/test_micropython.py's scenarios at 192K
+    ran out)."""
+    from shoe import irregular
+
+    return getattr(irregular, name)(*args)
+
+
+def procedure(pid):
+    """(number, text) of a procedure by its id. The catalogue (shoe.procedures, its strings
+    and tables: ~12 KB of a Pico's heap) is imported when a procedure first applies, not at
+    boot; it stays then (imported again from source at each procedure, it left the unix port's
+    192K heap too fragmented for tests/test_micropython.py's random scenarios)."""
+    from shoe import procedures as P
+
+    num = P.INDEX[pid]
+    return num, P.text(num)
 
 
 def _check_seats(seats, maxp, game):

@@ -2,7 +2,6 @@
 # appear here.
 from shoe import cards as C
 from shoe import faults as F
-from shoe import procedures as P
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
                         OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
@@ -17,6 +16,7 @@ def log_entries(hand, start=0):
     log = hand.z.log
     out = []
     i = start * 4
+    P = None  # the procedures' catalogue, read at the first procedure (shoe.hand.procedure)
     while i < len(log):
         op, a, b, c = log[i], log[i + 1], log[i + 2], log[i + 3]
         i += 4
@@ -34,6 +34,8 @@ def log_entries(hand, start=0):
         elif op == OP_CUT:
             e = {"cut": True, "cards": a}
         elif op == OP_PROC:
+            if P is None:
+                from shoe import procedures as P
             e = {"procedure": P.pid(a), "rule": P.rule(a, hand.rules)}
             if b:
                 e["seat"] = b
@@ -65,7 +67,12 @@ def _named(hand, op, name):
 
 
 def procedures(hand):
-    return _named(hand, OP_PROC, P.pid)
+    nums = _named(hand, OP_PROC, int)
+    if not nums:
+        return nums
+    from shoe import procedures as P  # read when the hand applied one (shoe.hand.procedure)
+
+    return [P.pid(n) for n in nums]
 
 
 def faults(hand):

@@ -46,8 +46,6 @@ def image(hand):
 
 
 def apply_image(hand, img):
-    from shoe import procedures as P
-
     for i in range(len(_SCALARS)):
         setattr(hand, _SCALARS[i], img[i])
     hand.window_closed = bool(img[4])
@@ -55,7 +53,11 @@ def apply_image(hand, img):
     for i in range(len(_SMALL)):
         setattr(hand, _SMALL[i], img[10 + i])
     hand.reason_num = None if img[15] == 255 else img[15]
-    hand.reason = None if img[15] == 255 else P.text(img[15])
+    hand.reason = None
+    if img[15] != 255:  # the catalogue, read for the reason's text (shoe.hand.procedure)
+        from shoe import procedures as P
+
+        hand.reason = P.text(img[15])
     hand.burn_for = bytearray(img[16:24])
     hand.state = bytearray(img[24:35])
     for name, at, cap in _LISTS:

@@ -8,6 +8,7 @@
 module("main.py")  # kept as source: the board boots it
 module("device.py")
 module("version.py")  # the release's version (identify)
+module("rare.py")  # the device's rare paths, imported on demand
 module("link.py")
 module("session.py")
 module("integrity.py")

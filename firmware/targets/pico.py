@@ -1,8 +1,9 @@
 # The Raspberry Pi Pico's image (`facedown deploy` to a shoe, `facedown image`): the common
 # part and the rp2 hardware face, wired from the pin map. No simulator code: each module a
-# shoe holds costs its heap (docs/deploy.md, "RAM").
+# shoe holds costs its heap (docs/deploy.md, "The memory budget").
 include("common.py")
 module("hal/rp2.py")
+module("hal/rp2wire.py")  # the wiring from the pin map: at power-up, then let go
 module("hal/rp2mech.py")
 module("hal/pins.py")
 module("hal/stepper_pio.py")
