@@ -25,26 +25,8 @@ CAP = const(4)            # fixed limit: a bet and three raises (TDA 48, RRoP)
 # the actions a seat reports; "bringin" is stud's forced first action (or its completion)
 KINDS = ("fold", "check", "call", "bet", "raise", "complete", "bringin", "allin")
 
-# what the betting settings are: (name, TDA 2024, Robert's, allowed, where it comes from), read
-# by house.profile() like the dealing settings
-SETTINGS = (
-    ("reopen_limit", "half", "half", ("half", "full"),
-     "TDA 47-B / RRoP: in fixed limit an all-in of half a bet or more reopens the betting"),
-    ("cap_heads_up", "capped", "uncapped", ("capped", "uncapped"),
-     "TDA 48 / RRoP Limit 6: the raise cap still applies when two players are left"),
-    ("straddle", "off", "on", ("off", "on"),
-     "house rule (TDA silent; RRoP Button games): live straddles allowed"),
-    ("blind_before_ante", True, True, (True, False),
-     "TDA RP-11 (2024): a short big blind posts the blind first, then the big-blind ante"),
-    ("pl_full_blinds", True, False, (True, False),
-     "TDA 54: pot-limit sizing pre-flop counts short blinds as full"),
-    ("under_raise", "half", "half", ("half", "call"),
-     "TDA 43 / RRoP: a raise of 50% or more of the minimum is made a full raise, less is a call"),
-    ("out_of_turn", "tda53", "robert", ("tda53", "robert", "home"),
-     "TDA 53 / RRoP Action out of turn / seed 003: action out of turn"),
-    ("excess_chips", "stays", "stays", ("stays", "returned"),
-     "seed 003 (TDA 40-41): chips put in over the declaration stay in the pot"),
-)
+# the betting's house settings (reopen_limit, cap_heads_up, straddle, blind_before_ante,
+# pl_full_blinds, under_raise, out_of_turn, excess_chips) are rows of shoe.house.SETTINGS
 
 # the rule a refusal names, per rulebook: (TDA 2024, Robert's Rules)
 RULES = {
@@ -67,8 +49,8 @@ RULES = {
 
 
 def settings(rules, overrides=None):
-    """The betting settings of a rulebook with overrides (ValueError with a clear message)."""
-    return H.profile(rules, overrides, SETTINGS, "betting setting")
+    """The house settings of a rulebook with overrides (ValueError with a clear message)."""
+    return H.profile(rules, overrides)
 
 
 def _int(d, key, default, low=0):
@@ -80,7 +62,40 @@ def _int(d, key, default, low=0):
 
 
 CONFIG_KEYS = ("structure", "blinds", "straddles", "ante", "bb_ante", "bring_in", "small_bet",
-               "big_bet", "cap", "chip")
+               "big_bet", "cap", "chip", "stacks")
+
+
+def _stacks(v, chip):
+    """The stacks at the start of every hand: one number for every seat, or {seat: chips}; None:
+    not told (an all-in then names its amount)."""
+    if v is None:
+        return None
+    items = v.items() if isinstance(v, dict) else (("every seat", v),)
+    for seat, chips in items:
+        if seat != "every seat" and not (str(seat).isdigit() and
+                                         G.SEAT_MIN <= int(seat) <= G.SEAT_MAX):
+            raise ShoeError(E_ARG, "betting stacks: %r is not a seat 1..10" % (seat,))
+        if not isinstance(chips, int) or isinstance(chips, bool) or chips < 1 or chips % chip:
+            raise ShoeError(E_ARG, "betting stacks: %s's must be a whole number of chips >= 1, "
+                            "a multiple of the chip (%d), not %r" % (
+                                "seat " + str(seat) if seat != "every seat" else seat, chip,
+                                chips))
+    return v
+
+
+def stacks_for(cfg, seats):
+    """{seat: chips} at the start of a hand from the configuration's stacks, or None."""
+    v = cfg.get("stacks")
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        out = {}
+        for s in seats:
+            if str(s) not in v and s not in v:
+                raise ShoeError(E_ARG, "betting stacks give no stack for seat %d" % s)
+            out[s] = v.get(str(s), v.get(s))
+        return out
+    return dict((s, v) for s in seats)
 
 
 def config(kind, d, house=None):
@@ -128,7 +143,7 @@ def config(kind, d, house=None):
         if not isinstance(straddles, list):
             raise ShoeError(E_ARG, "betting straddles must be a list of amounts")
         if straddles and house is not None and house["straddle"] != "on":
-            raise ShoeError(E_ARG, "straddles are off in this house (betting setting straddle)")
+            raise ShoeError(E_ARG, "straddles are off in this house (house setting straddle)")
         prev = bb
         for amount in straddles:
             a = _int({"straddle": amount}, "straddle", 0, 1)
@@ -142,6 +157,7 @@ def config(kind, d, house=None):
         out["small_bet"] = _int(d, "small_bet", bb, 1)
         out["big_bet"] = _int(d, "big_bet", 2 * out["small_bet"], 1)
         out["bring_in"] = 0
+    out["stacks"] = _stacks(d.get("stacks"), chip)
     for key in ("ante", "bb_ante", "bring_in", "small_bet", "big_bet"):
         if out[key] % chip:
             raise ShoeError(E_ARG, "betting %s (%d) is not a multiple of the chip (%d)" % (

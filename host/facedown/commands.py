@@ -73,6 +73,20 @@ def _value(text):
     return text
 
 
+def _bet_value(key, text):
+    """A --bet value: blinds/straddles a list of numbers, structure a word, the rest a number."""
+    if key == "structure":
+        return text
+    try:
+        if key in ("blinds", "straddles"):
+            return [int(x) for x in text.replace("/", ",").split(",") if x.strip()]
+        return int(text)
+    except ValueError:
+        raise UserError("--bet %s=%s: %s" % (key, text, "a list of chip amounts, e.g. "
+                                              "%s=50,100" % key if key in ("blinds", "straddles")
+                                              else "a whole number of chips"))
+
+
 def add_command(sub):
     p = sub.add_parser("identify", help="the shoe's versions, id, capabilities and messages")
     p.add_argument("--json", action="store_true")
@@ -92,6 +106,13 @@ def add_command(sub):
     p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
                    help="override one house setting (repeatable; over the profile's)")
+    p.add_argument("--bet", action="append", default=[], metavar="KEY=VALUE",
+                   help="how the game is bet, one key a flag (repeatable; over the profile's "
+                        "[betting]): structure=nl|pl|fl, blinds=50,100, ante=N, bb_ante=N, "
+                        "straddles=200,400, bring_in=N, small_bet=N, big_bet=N, cap=N, chip=N, "
+                        "stacks=N (see docs/betting.md)")
+    p.add_argument("--no-bet", action="store_true",
+                   help="deal without betting (drop the profile's [betting])")
     p.add_argument("--json", action="store_true", help="the shoe's status afterwards, as JSON")
     p.set_defaults(func=config)
 
@@ -365,13 +386,15 @@ def telemetry(args):
 def config_line(cfg):
     """The configuration a shoe holds, as one line: game, seats, button, rulebook, overrides."""
     seats = ",".join(str(x) for x in cfg["seats"])
-    house = cfg.get("house") or {}
-    return "%s, seats %s, %s, %s, %s%s" % (
+    house = dict(cfg.get("house") or {})
+    bet = house.pop("betting", None)
+    return "%s, seats %s, %s, %s, %s%s%s" % (
         cfg["game"], seats, "button %s" % cfg["button"] if cfg.get("button") else "no button",
         view.RULES.get(cfg["rules"], cfg["rules"]),
         "house " + ", ".join("%s=%s" % (k, json.dumps(v) if isinstance(v, bool) else v)
                              for k, v in sorted(house.items())) if house
         else "no house overrides",
+        "; betting: " + view.betting(bet) if bet is not None else "",
         ", profile %r" % cfg["profile"] if cfg.get("profile") else "")
 
 
@@ -479,6 +502,15 @@ def config(args):
             raise UserError("--house takes SETTING=VALUE, not %r" % item)
         k, v = item.split("=", 1)
         house[k.strip()] = _value(v.strip())
+    bet = dict(prof.get("betting") or {})
+    for item in args.bet:
+        if "=" not in item:
+            raise UserError("--bet takes KEY=VALUE, not %r" % item,
+                            hint="e.g. --bet structure=nl --bet blinds=50,100")
+        k, v = item.split("=", 1)
+        bet[k.strip()] = _bet_value(k.strip(), v.strip())
+    if bet and not args.no_bet:
+        house["betting"] = bet
     game = args.game or prof["game"]
     seats = args.seats if args.seats is not None else prof["seats"]
     for flag, value in (("--game", game), ("--seats", seats)):

@@ -38,11 +38,11 @@ class _Firmware:
 
     def __init__(self):
         scenario_module()
-        from shoe import cards, games, house, logplay, procedures, record, zones
+        from shoe import betting, cards, games, house, logplay, procedures, record, zones
 
         self.cards, self.games, self.house = cards, games, house
         self.procedures, self.record, self.zones = procedures, record, zones
-        self.logplay = logplay
+        self.logplay, self.betting = logplay, betting
 
 
 _FW = []

@@ -6,6 +6,31 @@ SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 RULES = {"tda2024": "Poker TDA 2024", "robert": "Robert's Rules of Poker"}
 
 
+STRUCTURE = {"nl": "no-limit", "pl": "pot-limit", "fl": "fixed-limit"}
+
+
+def betting(bet):
+    """How a table is bet, as one line: 'no-limit, blinds 50/100, big-blind ante 100'."""
+    st = bet.get("structure") or ("nl" if bet.get("blinds") else "fl")  # stud has no blinds
+    parts = [STRUCTURE.get(st, st)]
+    if bet.get("blinds"):
+        parts.append("blinds %s" % "/".join(str(b) for b in bet["blinds"]))
+    for key, label in (("straddles", "straddles"), ("ante", "ante"), ("bb_ante", "big-blind ante"),
+                       ("bring_in", "bring-in"), ("small_bet", "small bet"),
+                       ("big_bet", "big bet"), ("cap", "cap"), ("chip", "smallest chip")):
+        v = bet.get(key)
+        if v:
+            parts.append("%s %s" % (label, "/".join(str(x) for x in v) if isinstance(v, list)
+                                    else v))
+    stacks = bet.get("stacks")
+    if isinstance(stacks, dict):
+        parts.append("stacks " + ", ".join("%s:%s" % (k, stacks[k]) for k in sorted(
+            stacks, key=int)))
+    elif stacks:
+        parts.append("stacks %s each" % stacks)
+    return ", ".join(parts)
+
+
 def count(n, noun, plural=None):
     """'1 hand', '2 hands', '0 jams' ('plural' where adding an s is wrong)."""
     return "%d %s" % (n, noun if n == 1 else plural or noun + "s")

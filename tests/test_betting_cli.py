@@ -1,0 +1,76 @@
+"""The table's betting as a user meets it: `facedown` commands in subprocesses against a real
+`facedown sim` (the firmware on the MicroPython unix port): how the game is bet in the
+configuration (--bet, a profile's [betting]), refused with one line when it is wrong."""
+
+import json
+
+import pytest
+
+from cli import Sim, run
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def err(proc):
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("facedown: error:")]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    with Sim("--flash", tmp_path_factory.mktemp("betting") / "flash") as s:
+        ok(run("--port", s.port, "login", "--role", "maintenance"))
+        yield s
+
+
+def config(sim, *argv):
+    return run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6", *argv)
+
+
+def test_config_with_betting_is_kept_and_shown(sim):
+    out = ok(config(sim, "--bet", "structure=nl", "--bet", "blinds=50,100", "--bet",
+                    "bb_ante=100", "--bet", "stacks=10000"))
+    assert "betting: no-limit, blinds 50/100, big-blind ante 100, stacks 10000 each" in out
+    st = json.loads(ok(run("--port", sim.port, "status", "--json")))
+    assert st["config"]["house"]["betting"] == {"structure": "nl", "blinds": [50, 100],
+                                                "bb_ante": 100, "stacks": 10000}
+    out = ok(run("--port", sim.port, "config", "--game", "stud", "--seats", "1-6", "--bet",
+                 "ante=5", "--bet", "bring_in=10", "--bet", "small_bet=20"))
+    assert "betting: fixed-limit, ante 5, bring-in 10, small bet 20" in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (("--bet", "structure=xl", "--bet", "blinds=1,2"), "betting structure 'xl' is not known"),
+    (("--bet", "blinds=1,2", "--bet", "straddles=4"),
+     "straddles are off in this house (house setting straddle)"),
+    (("--bet", "blinds=100"), "betting needs blinds: [small blind, big blind]"),
+    (("--bet", "blinds=1,2", "--bet", "ante=x"), "--bet ante=x: a whole number of chips"),
+    (("--bet", "blinds"), "--bet takes KEY=VALUE, not 'blinds'"),
+    (("--bet", "blinds=1,2", "--bet", "chip=2"), "blind 1 is not a multiple of the chip (2)"),
+])
+def test_a_bad_betting_configuration_is_one_line_and_changes_nothing(sim, argv, says):
+    ok(config(sim, "--bet", "blinds=5,10"))
+    assert says in err(config(sim, *argv))
+    st = json.loads(ok(run("--port", sim.port, "status", "--json")))
+    assert st["config"]["house"]["betting"] == {"blinds": [5, 10]}
+
+
+def test_straddles_where_the_house_allows_them_and_a_profile(sim, tmp_path):
+    out = ok(config(sim, "--rules", "robert", "--bet", "blinds=1,2", "--bet", "straddles=4"))
+    assert "Robert's Rules of Poker" in out and "straddles 4" in out
+    prof = tmp_path / "cash.toml"
+    prof.write_text('name = "cash"\ngame = "omaha"\nseats = "1-6"\n[house]\n'
+                    'out_of_turn = "home"\n[betting]\nstructure = "pl"\nblinds = [1, 2]\n')
+    out = ok(run("--port", sim.port, "config", "--profile", prof))
+    assert "house out_of_turn=home; betting: pot-limit, blinds 1/2" in out
+    out = ok(run("--port", sim.port, "config", "--profile", prof, "--no-bet"))
+    assert "betting" not in out
+    # today's configuration, without betting, is unchanged
+    st = json.loads(ok(run("--port", sim.port, "status", "--json")))
+    assert "betting" not in st["config"]["house"]
