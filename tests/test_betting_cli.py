@@ -74,3 +74,58 @@ def test_straddles_where_the_house_allows_them_and_a_profile(sim, tmp_path):
     # today's configuration, without betting, is unchanged
     st = json.loads(ok(run("--port", sim.port, "status", "--json")))
     assert "betting" not in st["config"]["house"]
+
+
+def status(sim):
+    return json.loads(ok(run("--port", sim.port, "status", "--json")))
+
+
+def test_a_bet_hand_through_the_cli(sim):
+    """Whose turn, the amounts, a refused action (one line, nothing changes), a street that waits
+    for the betting, all in, the history's totals."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100", "--bet", "stacks=10000"))
+    out = ok(run("--port", sim.port, "deal"))
+    assert "(bet 50, stack 9950, in 50)" in out  # seat 1, the small blind
+    assert "pot 150; seat 3 to act: call 100, fold, raise 200..10000" in out
+    before = status(sim)
+    for argv, says in ((("action", "4", "call"), "action: seat 4 acted out of turn: seat 3 is "
+                        "to act (TDA 50)"),
+                       (("action", "3", "raise", "150"), "a raise to 150 is under the minimum, "
+                        "200 (TDA 43)"),
+                       (("action", "3", "raise"), "a raise needs its amount"),
+                       (("street",), "the betting round is not over: seat 3 is to act"),
+                       (("action", "3", "call", "x"), "an amount is a whole number of chips")):
+        assert says in err(run("--port", sim.port, *argv)), argv
+        after = status(sim)
+        assert after["table"] == before["table"] and after["events"] == before["events"]
+    assert "seat 4 to act" in ok(run("--port", sim.port, "action", "3", "raise", "300"))
+    ok(run("--port", sim.port, "action", "4", "fold"))
+    ok(run("--port", sim.port, "action", "1", "fold"))
+    out = ok(run("--port", sim.port, "action", "2", "call"))
+    assert "pot 650; the round's betting is over: deal the next street" in out
+    assert "seat 2 to act" in ok(run("--port", sim.port, "street"))
+    ok(run("--port", sim.port, "action", "2", "allin"))
+    out = ok(run("--port", sim.port, "action", "3", "call"))
+    assert "pot 20050; the betting is over" in out
+    ok(run("--port", sim.port, "street"))
+    ok(run("--port", sim.port, "street"))
+    ok(run("--port", sim.port, "end"))
+    doc = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))
+    hand = doc[0] if isinstance(doc, list) else doc
+    rec = hand.get("record", hand)
+    acts = [e for e in rec["log"] if "action" in e]
+    assert acts == [{"action": "raise", "seat": 3, "total": 300},
+                    {"action": "fold", "seat": 4}, {"action": "fold", "seat": 1},
+                    {"action": "call", "seat": 2, "total": 300},
+                    {"action": "allin", "seat": 2, "total": 9700},
+                    {"action": "call", "seat": 3, "total": 9700}]
+
+
+def test_an_amount_on_a_table_that_is_not_bet(sim):
+    ok(config(sim, "--button", "6"))
+    ok(run("--port", sim.port, "deal"))
+    ok(run("--port", sim.port, "action", "2", "call"))  # today's amount-less action, unchecked
+    says = err(run("--port", sim.port, "action", "3", "raise", "200"))
+    assert "this table is not bet: configure its betting" in says
+    ok(run("--port", sim.port, "end"))

@@ -517,8 +517,8 @@ class Betting:
         if self.stack[s] == 0:
             self._refuse("turn", "seat %d is all in" % s, E_STATE)
         if s != self.to_act:
-            self._refuse("turn", "seat %d acted out of turn: seat %d is to act; report an "
-                         "out-of-turn action as such" % (s, self.to_act), E_STATE)
+            self._refuse("turn", "seat %d acted out of turn: seat %d is to act" % (
+                s, self.to_act), E_STATE)
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)
                                    or amount < 0):
             raise ShoeError(E_ARG, "an amount is a whole number of chips, not %r" % (amount,))

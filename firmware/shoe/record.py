@@ -4,7 +4,7 @@ from shoe import cards as C
 from shoe import faults as F
 from shoe import procedures as P
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
-                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, OP_BET, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
 
 
@@ -39,6 +39,9 @@ def log_entries(hand, start=0):
                 e["seat"] = b
         elif op == OP_ACTION:
             e = {"action": ACTIONS[b], "seat": a}
+        elif op == OP_BET:  # the amount of the action before it: the seat's total this round
+            out[-1]["total"] = a | (b << 8) | (c << 16)
+            continue
         elif op == OP_REMOVE:
             e = {"card": C.name(a), "to": "removed"}
         elif op == OP_PICK:

@@ -13,7 +13,7 @@ from .engine import firmware_imports, wire
 from .errors import UserError
 
 W = wire()
-ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
 PROFILE_MAX = 48  # characters of a profile's name the shoe keeps (firmware/device.py)
 
 
@@ -63,6 +63,16 @@ def _positive(text):
     if n < 1:
         raise argparse.ArgumentTypeError("counts from 1 (1 = the first card the seat "
                                          "received), not %d" % n)
+    return n
+
+
+def _chips(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n < W.NO_AMOUNT:
+        raise argparse.ArgumentTypeError("an amount is a whole number of chips, not %r" % text)
     return n
 
 
@@ -138,10 +148,14 @@ def add_command(sub):
     p.set_defaults(func=draw)
 
     text = ("a betting action, reported as it happens: the shoe counts it toward the misdeal "
-            "window and the missing-card procedures (it does not check the order of play yet)")
+            "window and the missing-card procedures; on a table configured with betting it "
+            "checks whose turn it is and the amount (docs/betting.md)")
     p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
+    p.add_argument("amount", nargs="?", type=_chips,
+                   help="chips: the seat's total for the round after a bet, raise, completion "
+                        "or all-in (raise to N); a call's chips")
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
@@ -596,7 +610,10 @@ def draw(args):
 
 
 def action(args):
-    return run_shoe(args, lambda c: c.call("action", args.seat, ACTIONS.index(args.kind)))
+    kind = ACTIONS.index(args.kind)
+    if args.amount is None:
+        return run_shoe(args, lambda c: c.call("action", args.seat, kind))
+    return run_shoe(args, lambda c: c.call("bet", args.seat, kind, args.amount))
 
 
 def report(args):
@@ -631,6 +648,8 @@ def describe(entry, hand, rules):
                                          " (seat %d)" % b if b else "", fw.procedures.text(a))
     if op == z.OP_ACTION:
         return "seat %d %s" % (a, ACTIONS[b] if b < len(ACTIONS) else b)
+    if op == z.OP_BET:
+        return "  ... to %d" % (a | b << 8 | c << 16)
     if op == z.OP_REMOVE:
         return "%s removed from play" % fw.cards.name(a)
     if op == z.OP_PICK:

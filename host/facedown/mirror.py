@@ -72,7 +72,7 @@ class Mirror:
         elif op == zn.OP_FAULT:
             if b != zn.NOWHERE and not self._zone(b):
                 return "a fault for zone %d" % b
-        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
+        elif op not in (zn.OP_SHUFFLE, zn.OP_CUT, zn.OP_BET):
             return "unknown event op %d" % op
         return None
 
