@@ -171,3 +171,47 @@ def test_a_hand_without_betting_logs_no_bet_entry():
     h.action(2, "call")  # out of turn and amount-less: today's shoe takes it
     h.action(1, "raise")
     assert h.bets is None and OP_BET not in bytes(h.z.log)[::4]
+
+
+def stud_hand(rules):
+    betting = {"ante": 5, "bring_in": 10, "small_bet": 20}
+    h = Hand("stud", [1, 2, 3, 4], None, rules, {"betting": betting}, SeededRandom(4), SimMech())
+    h.bets = Bets(h, betting)
+    h.deal()
+    return h
+
+
+def in_turn(h, *kinds):
+    for k in kinds:
+        h.action(h.bets.view()["to_act"], k)
+
+
+@pytest.mark.parametrize("rules, kinds, open_after", [
+    # TDA 36: two actions in turn, one with chips, or any three; stud's bring-in is forced
+    ("tda2024", ("bringin", "fold"), True),
+    ("tda2024", ("bringin", "fold", "fold"), True),
+    ("tda2024", ("bringin", "fold", "call"), False),
+    ("tda2024", ("bringin", "fold", "fold", "fold"), False),
+    # Robert's: two players acted after the forced bet
+    ("robert", ("bringin", "call"), True),
+    ("robert", ("bringin", "call", "fold"), False),
+])
+def test_the_misdeal_window_from_real_betting_stud(rules, kinds, open_after):
+    h = stud_hand(rules)
+    assert h.window_open()
+    in_turn(h, *kinds)
+    assert h.window_open() == open_after
+
+
+@pytest.mark.parametrize("kinds, open_after", [
+    (("fold", "fold"), True),      # two folds: no chips
+    (("fold", "call"), False),     # two actions, one with chips
+    (("call",), True),
+    (("fold", "fold", "fold"), False),
+])
+def test_the_misdeal_window_from_real_betting_blinds_known(kinds, open_after):
+    h, _ = bet_hand(seats=(1, 2, 3, 4, 5), button=5)
+    h.deal()
+    assert h.window_open()  # the blinds posted are no action
+    in_turn(h, *kinds)
+    assert h.window_open() == open_after

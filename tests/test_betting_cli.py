@@ -120,6 +120,13 @@ def test_a_bet_hand_through_the_cli(sim):
                     {"action": "call", "seat": 2, "total": 300},
                     {"action": "allin", "seat": 2, "total": 9700},
                     {"action": "call", "seat": 3, "total": 9700}]
+    chips = rec["chips"]  # the payout from the shoe's record (facedown.payout)
+    assert chips["contributions"] == {"1": 50, "2": 10000, "3": 10000, "4": 0}
+    assert sum(chips["payouts"].values()) == 20050
+    assert sum(chips["stacks"]["end"].values()) == 40000
+    table = ok(run("--port", sim.port, "history", "--last", "1"))
+    assert "chips    in: seat 1 50, seat 2 10000, seat 3 10000\n" in table
+    assert "  payout   seat " in table and "  stacks   seat 1 10000 -> 9950" in table
 
 
 def test_an_amount_on_a_table_that_is_not_bet(sim):

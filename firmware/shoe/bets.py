@@ -99,8 +99,15 @@ class Bets:
         return b.check(seat, kind, amount)
 
     def act(self, seat, kind, amount):
-        """Apply a checked action and log the seat's total after it."""
+        """Apply a checked action, log the seat's total after it, and count it toward the
+        misdeal window from what it did (TDA 36: an action in turn, with chips if it put any
+        in; stud's bring-in is a forced bet like the blinds, never an action)."""
         rec = self.b.act(seat, kind, amount)
+        h = self.hand
+        if rec[2] != "bringin":
+            h.n_actions += 1
+            if rec[4] > 0:
+                h.n_chips += 1
         if kind in WITH_TO:
             to = rec[3]
             self.hand.z.note(OP_BET, to & 0xFF, (to >> 8) & 0xFF, to >> 16)

@@ -326,9 +326,10 @@ class Hand:
                     return
         k = op[2]
         self.z.note(OP_ACTION, seat, k)
-        self.n_actions += 1
-        if CHIPS[k]:
-            self.n_chips += 1
+        if self.bets is None:  # (with betting, the bets count what the action really did)
+            self.n_actions += 1
+            if CHIPS[k]:
+                self.n_chips += 1
         if kind == "fold" and self.state[seat] == LIVE:
             self._kill(seat, FOLDED)
         if self.bets is not None:
