@@ -102,3 +102,37 @@ def test_a_record_whose_bets_do_not_play_back_is_one_line():
     assert payout.settle_record(rec) == {
         "error": "the record's bets do not play back: the call is 40, not 30 (TDA 41)"}
     assert "CANNOT SETTLE: the record's bets" in payout.lines(payout.settle_record(rec))[0]
+
+
+def pokerkit_stacks(rec):
+    """The PHH export replayed by pokerkit: the final stacks by seat."""
+    from pokerkit import HandHistory
+
+    from facedown.phh import dumps
+
+    hh = HandHistory.loads(dumps(rec))
+    state = None
+    for state, _ in hh.state_actions:
+        pass
+    return {str(seat): state.stacks[i] for i, seat in enumerate(hh.seats)}
+
+
+def test_the_phh_export_carries_the_bets_and_pokerkit_replays_it_to_the_same_stacks():
+    for betting, steps in (
+            ({"blinds": [5, 10], "stacks": {"1": 100, "2": 300, "3": 500}},
+             [(3, "raise", 500), (1, "allin"), (2, "allin")] + STREETS),
+            ({"blinds": [50, 100], "stacks": 5000},
+             [(3, "raise", 300), (1, "call"), (2, "raise", 1000), (3, "call"), (1, "fold"),
+              "street", (2, "bet", 500), (3, "raise", 1500), (2, "call"), "street",
+              (2, "check"), (3, "check"), "street", (2, "allin"), (3, "call"), "end"]),
+            ({"structure": "fl", "blinds": [1, 2], "stacks": 60},
+             [(3, "raise"), (1, "raise"), (2, "call"), (3, "call"), "street", (1, "bet"),
+              (2, "raise"), (3, "call"), (1, "call"), "street", (1, "check"), (2, "bet"),
+              (3, "fold"), (1, "call"), "street", (1, "check"), (2, "check"), "end"])):
+        h, rec = play(ORDER, [1, 2, 3], 3, betting, steps)
+        s = payout.settle(rec)
+        from facedown.phh import dumps
+
+        text = dumps(rec)
+        assert "chips are the shoe's" in text and "# added" not in text
+        assert pokerkit_stacks(rec) == s["stacks"]["end"], text
