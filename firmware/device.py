@@ -668,9 +668,10 @@ class Device:
         if h.bets is None:
             raise CommandError(wire.WRONG_STATE, "this table is not bet: configure its betting "
                                "(config's betting) or report actions without amounts")
-        if kind >= len(ACTIONS):
+        if kind & 0x7F >= len(ACTIONS):
             raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        h.action(seat, ACTIONS[kind], None if amount == wire.NO_AMOUNT else amount)
+        h.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else amount,
+                 bool(kind & 0x80))
         return ()
 
     def cmd_report(self, what, seat, index):

@@ -248,7 +248,9 @@ MESSAGES = (
     (23, "raw", DIR_REPLY, "y", "data: the bytes"),
     (24, "bet", DIR_CMD, "BBI",
      "seat, kind, amount: a betting action with its amount, on a table configured with betting "
-     "(else WRONG_STATE): kind as in the action command; amount the seat's total for the "
+     "(else WRONG_STATE): kind as in the action command, + 128 when the dealer reports it as "
+     "an action out of turn (the house setting out_of_turn deals with it); amount the seat's "
+     "total for the "
      "round after a bet, raise, completion or all-in (raise to N), a call's chips or its total; "
      "4294967295 = none (a check, a fold, a fixed-limit bet). The shoe checks whose turn it is "
      "and what the seat may do; a refused action changes nothing (BAD_ARGUMENT or "

@@ -215,3 +215,105 @@ def test_the_misdeal_window_from_real_betting_blinds_known(kinds, open_after):
     assert h.window_open()  # the blinds posted are no action
     in_turn(h, *kinds)
     assert h.window_open() == open_after
+
+
+# -- action out of turn (TDA 53, RRoP, seed 003's home game): seat 4 acts before seat 3 ---------
+
+def oot_hand(rule):
+    h, _ = bet_hand(house={"out_of_turn": rule})
+    h.deal()  # button 4: seat 1 small blind 50, 2 big blind 100, 3 first to act
+    return h
+
+
+def conserved(h):
+    b = h.bets.b
+    return sum(b.stack[s] for s in b.seats) + b.total() == sum(b.start[s] for s in b.seats)
+
+
+@pytest.mark.parametrize("rule, oot, first, then", [
+    # TDA 53: binding when the action to it does not change
+    ("tda53", ("call", None), ("call", None), {"to_act": 1, "bet4": 100}),
+    # ... if it changes, a bet or raise out of turn is taken back: every option
+    ("tda53", ("raise", 300), ("raise", 400), {"to_act": 4, "bet4": 0,
+                                               "options": ["call", "fold", "raise"]}),
+    ("tda53", ("raise", 300), ("call", None), {"to_act": 1, "bet4": 300}),
+    ("tda53", ("fold", None), ("raise", 400), {"to_act": 1, "folded": 4}),  # a fold binds
+    # Robert's: a call out of turn may not become a raise
+    ("robert", ("call", None), ("raise", 400), {"to_act": 4, "options": ["call", "fold"]}),
+    ("robert", ("check", None), ("raise", 400), {"to_act": 4, "options": ["call", "fold"]}),
+    # seed 003: the chips stay in; facing a new bet it completes or folds (no raise)
+    ("home", ("raise", 300), ("raise", 600), {"to_act": 4, "bet4": 300,
+                                              "options": ["call", "fold"], "call": 300}),
+    # ... chips over the call are no raise: they go to the pot
+    ("home", ("raise", 300), ("call", None), {"to_act": 1, "bet4": 100, "dead": 200}),
+    ("home", ("call", None), ("call", None), {"to_act": 1, "bet4": 100}),
+    # ... a fold binds, but new bets before it are paid
+    ("home", ("fold", None), ("raise", 400), {"to_act": 1, "folded": 4, "in4": 400}),
+])
+def test_action_out_of_turn_by_the_house_rule(rule, oot, first, then):
+    h = oot_hand(rule)
+    h.action(4, oot[0], oot[1], oot=True)
+    assert conserved(h)
+    if rule == "home" and oot[0] in ("raise", "call"):
+        assert h.bets.b.stack[4] == 10000 - (oot[1] or 100)  # its chips are in at once
+    assert h.bets.view()["to_act"] == 3  # the others act as if nothing happened
+    h.action(3, *first)
+    v = h.bets.view()
+    assert v["to_act"] == then["to_act"]
+    if "bet4" in then:
+        assert v["seats"]["4"]["bet"] == then["bet4"]
+    if "options" in then:
+        assert sorted(v["options"]) == then["options"]
+    if "call" in then:
+        assert v["options"]["call"] == then["call"]
+    if "dead" in then:
+        assert h.bets.b.dead == then["dead"]
+    if "folded" in then:
+        assert v["seats"][str(then["folded"])].get("folded")
+    if "in4" in then:
+        assert v["seats"]["4"]["in"] == then["in4"]
+    assert conserved(h)
+    assert [e for e in record(h)["log"] if e.get("out_of_turn")][0]["seat"] == 4
+
+
+def test_home_rule_first_bet_of_the_round_stands_and_power_cut_replays_it():
+    h, overrides = bet_hand(house={"out_of_turn": "home"})
+    h.deal()
+    for s in (3, 4, 1):
+        h.action(s, "call")
+    h.action(2, "check")
+    h.street()  # the flop: seat 1 first
+    h.action(2, "bet", 200, oot=True)  # seat 2 bets out of turn: its chips are in
+    h.action(1, "check")
+    v = h.bets.view()
+    assert v["seats"]["2"]["bet"] == 200 and v["to_act"] == 3  # the bet stands
+    assert h.bets.b.high == 200
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 4, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == h.bets.view()
+
+
+def test_out_of_turn_refusals():
+    h = oot_hand("tda53")
+    with pytest.raises(ShoeError, match="seat 3 is the one to act: report its action in turn"):
+        h.action(3, "call", oot=True)
+    h.action(4, "call", oot=True)
+    before = state(h)
+    with pytest.raises(ShoeError, match=r"seat 4 already acted out of turn this round \(TDA 53\)"):
+        h.action(4, "fold", oot=True)
+    assert state(h) == before
+    plain = Hand("holdem", [1, 2, 3], 3, "tda2024", None, SeededRandom(1), SimMech())
+    plain.deal()
+    with pytest.raises(ShoeError, match="an action out of turn is dealt with on a table that"):
+        plain.action(2, "call", oot=True)
+
+
+def test_a_raise_refused_after_an_action_out_of_turn_names_the_rule():
+    h = oot_hand("robert")
+    h.action(4, "call", oot=True)
+    h.action(3, "raise", 400)
+    with pytest.raises(ShoeError, match=r"seat 4 acted out of turn: it may call or fold, not "
+                                        r"raise \(RRoP Action out of turn\)"):
+        h.action(4, "raise", 800)

@@ -136,3 +136,24 @@ def test_an_amount_on_a_table_that_is_not_bet(sim):
     says = err(run("--port", sim.port, "action", "3", "raise", "200"))
     assert "this table is not bet: configure its betting" in says
     ok(run("--port", sim.port, "end"))
+
+
+def test_an_action_out_of_turn_through_the_cli(sim):
+    """Seed 003's home rule: the chips go in at once and stay; facing a raise the seat completes
+    or folds; the history settles it."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100", "--bet", "stacks=10000", "--house", "out_of_turn=home"))
+    ok(run("--port", sim.port, "deal"))
+    out = ok(run("--port", sim.port, "action", "4", "raise", "300", "--out-of-turn"))
+    assert "(stack 9700, in 300)" in out and "seat 3 to act" in out
+    assert "seat 4 to act: call 300, fold" in ok(run("--port", sim.port, "action", "3", "raise",
+                                                     "600"))
+    says = err(run("--port", sim.port, "action", "4", "raise", "1200"))
+    assert "seat 4 acted out of turn: it may call or fold, not raise (seed 003)" in says
+    for s in (4, 1, 2):
+        ok(run("--port", sim.port, "action", str(s), "fold"))
+    ok(run("--port", sim.port, "end"))
+    rec = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))[0]
+    assert {"action": "raise", "seat": 4, "out_of_turn": True, "total": 300} in rec["log"]
+    assert rec["chips"]["payouts"] == {"3": 750}
+    assert rec["chips"]["stacks"]["end"]["4"] == 9700  # its chips stayed in the pot

@@ -16,6 +16,7 @@ from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.zones import OP_ACTION, OP_BET
 
 MAX_AMOUNT = const(0xFFFFFF)  # an amount rides in an entry's three bytes
+OOT = const(0x80)  # an action entry's kind | OOT: reported as an action out of turn
 # the hand's action numbers (shoe.hand.ACTIONS) whose entry is followed by the seat's total
 WITH_TO = ("call", "bet", "raise", "complete", "allin")
 
@@ -90,20 +91,30 @@ class Bets:
 
     # ---------------------------------------------------------------- actions
 
-    def check(self, seat, kind, amount):
+    def check(self, seat, kind, amount, oot=False):
         """Would seat's action be accepted? Raises ShoeError naming the rule; changes nothing
-        (the round a street began is begun: the same at the next action anyway)."""
+        (the round a street began is begun: the same at the next action anyway). oot: the
+        dealer reports it as an action out of turn (shoe.betting.Betting.out_of_turn)."""
         if amount is not None and not 0 <= amount <= MAX_AMOUNT:
             raise ShoeError(E_ARG, "an amount is at most %d chips here" % MAX_AMOUNT)
         b = self._sync()
+        if oot:
+            return b.out_of_turn(seat, kind, amount, True)
         return b.check(seat, kind, amount)
 
-    def act(self, seat, kind, amount):
+    def act(self, seat, kind, amount, oot=False):
         """Apply a checked action, log the seat's total after it, and count it toward the
         misdeal window from what it did (TDA 36: an action in turn, with chips if it put any
-        in; stud's bring-in is a forced bet like the blinds, never an action)."""
-        rec = self.b.act(seat, kind, amount)
+        in; stud's bring-in is a forced bet like the blinds, never an action). An action out
+        of turn waits for the seat's turn and counts nothing now."""
         h = self.hand
+        if oot:
+            rec = self.b.out_of_turn(seat, kind, amount)
+            if kind in WITH_TO:
+                to = rec[3]
+                h.z.note(OP_BET, to & 0xFF, (to >> 8) & 0xFF, to >> 16)
+            return rec
+        rec = self.b.act(seat, kind, amount)
         if rec[2] != "bringin":
             h.n_actions += 1
             if rec[4] > 0:
@@ -121,13 +132,16 @@ class Bets:
         n = len(log)
         while i < n:
             if log[i] == OP_ACTION:
-                seat, kind = log[i + 1], ACTIONS[log[i + 2]]
+                seat, kind, oot = log[i + 1], ACTIONS[log[i + 2] & 0x7F], log[i + 2] & OOT
                 amount = None
                 if i + 4 < n and log[i + 4] == OP_BET:
                     amount = log[i + 5] | (log[i + 6] << 8) | (log[i + 7] << 16)
                     i += 4
                 self._sync()
-                self.b.act(seat, kind, amount)
+                if oot:
+                    self.b.out_of_turn(seat, kind, amount)
+                else:
+                    self.b.act(seat, kind, amount)
             i += 4
         self.replaying = False
 

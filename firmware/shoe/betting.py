@@ -48,6 +48,10 @@ RULES = {
 }
 
 
+# an action out of turn is dealt with by the house setting out_of_turn, whatever the rulebook
+OOT_RULES = {"tda53": "TDA 53", "robert": "RRoP Action out of turn", "home": "seed 003"}
+
+
 def settings(rules, overrides=None):
     """The house settings of a rulebook with overrides (ValueError with a clear message)."""
     return H.profile(rules, overrides)
@@ -248,6 +252,9 @@ class Betting:
         self.log = []         # (round, seat, kind, to, added): every chip movement, in order
         self.n_actions = 0    # actions in turn (for the misdeal window)
         self.n_chip_actions = 0
+        self.pending = {}     # seat -> (kind, to, high then): an action out of turn, waiting
+        self.held = {}        # seat -> chips an out-of-turn action put in (house rule "home")
+        self.limit = {}       # seat -> what it may still do at its turn: "noraise", "callfold"
         self._post_forced(opener)
 
     # ---------------------------------------------------------------- queries
@@ -265,10 +272,13 @@ class Betting:
         return [s for s in self.order if not self.folded[s]]
 
     def total(self):
-        """Every chip in the middle: the pot, this round's bets and dead money."""
+        """Every chip in the middle: the pot, this round's bets, chips an out-of-turn action
+        put in, and dead money."""
         t = self.pot + self.dead
         for s in self.seats:
             t += self.bet[s]
+        for s in self.held:
+            t += self.held[s]
         return t
 
     def to_call(self, s):
@@ -306,6 +316,8 @@ class Betting:
         if it may not raise. An all-in below the lowest is allowed (it is an all-in)."""
         if self.high - self.bet[s] >= self.stack[s]:
             return None  # covered: it can only call (all-in) or fold
+        if s in self.limit:
+            return None  # an out-of-turn action took its raise (RRoP, seed 003)
         others = [t for t in self.order if t != s and self.can_act(t)]
         if not [t for t in others if self.stack[t] + self.bet[t] > self.high]:
             return None
@@ -475,6 +487,11 @@ class Betting:
         for s in self.seats:
             self.pot += self.bet[s]
             self.bet[s] = 0
+        for s in self.held:  # an out-of-turn action whose turn never came: its chips stay
+            self.pot += self.held[s]
+        self.held = {}
+        self.pending = {}
+        self.limit = {}
 
     def next_round(self, opener=None):
         """The next betting round begins (after its cards are dealt). Stud names the opener
@@ -495,11 +512,13 @@ class Betting:
         start = opener if self.kind == G.STUD else self.order[0]
         self.to_act = self._next_from(start, include=True)
         self._check_closed()
+        self._turn_comes()
 
     # ---------------------------------------------------------------- actions
 
     def _refuse(self, key, text, code=E_ARG):
-        raise ShoeError(code, "%s (%s)" % (text, self.rule(key)))
+        rule = OOT_RULES[self.house["out_of_turn"]] if key == "oot" else self.rule(key)
+        raise ShoeError(code, "%s (%s)" % (text, rule))
 
     def check(self, s, kind, amount=None):
         """Validate seat s's action in turn; return (kind, to): what it does, the seat's total
@@ -559,6 +578,9 @@ class Betting:
                     self._refuse("turn", "nothing to raise: seat %d may check or bet" % s)
                 if self.high - self.bet[s] >= self.stack[s]:
                     self._refuse("turn", "seat %d is covered: it may call all in or fold" % s)
+                if s in self.limit:
+                    self._refuse("oot", "seat %d acted out of turn: it may call or fold, not "
+                                 "raise" % s)
                 if not self._reopened(s):
                     self._refuse("reopen", "seat %d may not raise: a short all-in did not "
                                  "reopen the betting" % s)
@@ -661,11 +683,121 @@ class Betting:
                     self.acted[t] = -1
             self.high = to
         self.acted[s] = self.high
+        self.limit.pop(s, None)
         rec = (self.round, s, kind, self.bet[s], added)
         self.log.append(rec)
         self.to_act = self._next_from(s)
         self._check_closed()
+        self._turn_comes()
         return rec
+
+    # ---------------------------------------------------------------- action out of turn
+
+    def out_of_turn(self, s, kind, amount=None, dry=False):
+        """Seat s acted before its turn, as the dealer reports it. The action waits for the
+        seat's turn (the others act as if nothing happened) and is then dealt with by the house
+        setting out_of_turn: tda53 (TDA 53: binding if the action to it has not changed; if it
+        has, a bet or raise is taken back and the seat has every option; a fold binds), robert
+        (RRoP: the same, but a check or call out of turn may not become a bet or raise), home
+        (seed 003: its chips go in now and stay; a first bet of the round stands; facing a bet
+        it completes or folds, chips over the call go to the pot and are no raise; a fold
+        binds unless new bets came: then it pays them). Returns the log record; dry: only
+        check it (ShoeError), change nothing."""
+        if self.over or self.closed:
+            raise ShoeError(E_STATE, "the betting round is over: deal the next street")
+        if kind not in ("fold", "check", "call", "bet", "raise", "allin"):
+            raise ShoeError(E_ARG, "an action out of turn is a fold, check, call, bet, raise "
+                            "or all-in, not %r" % (kind,))
+        if s not in self.seats or self.folded[s] or self.stack[s] == 0:
+            self._refuse("oot", "seat %r is not a seat that may act" % (s,))
+        if s == self.to_act:
+            self._refuse("oot", "seat %d is the one to act: report its action in turn" % s)
+        if s in self.pending:
+            self._refuse("oot", "seat %d already acted out of turn this round" % s)
+        rule = self.house["out_of_turn"]
+        to = self.bet[s]
+        if kind == "call":
+            to = min(self.high, self.bet[s] + self.stack[s])
+        elif kind in ("bet", "raise"):
+            if amount is None:
+                if self.structure != FL:
+                    raise ShoeError(E_ARG, "a %s out of turn needs its amount" % kind)
+                amount = self.high + self.bet_size()
+            to = amount
+        elif kind == "allin":
+            to = self.bet[s] + self.stack[s]
+        if to > self.bet[s] + self.stack[s]:
+            self._refuse("chips", "a %s to %d is more than seat %d has (%d)" % (
+                kind, to, s, self.bet[s] + self.stack[s]))
+        if dry:
+            return None
+        if kind == "check" and self.high > self.bet[s]:
+            kind = "call" if rule == "home" else kind  # (a check facing a bet binds nothing)
+        self.pending[s] = (kind, to, self.high)
+        add = 0
+        if rule == "home" and to > self.bet[s]:
+            add = to - self.bet[s]
+            self.stack[s] -= add
+            self.put[s] += add
+            self.held[s] = add
+        rec = (self.round, s, "oot-" + kind, to, add)
+        self.log.append(rec)
+        return rec
+
+    def _turn_comes(self):
+        """A seat that acted out of turn is now to act: its action is dealt with (see
+        out_of_turn); what is left to it waits for its action in turn."""
+        while not self.closed and self.to_act in self.pending:
+            s = self.to_act
+            kind, to, high_then = self.pending.pop(s)
+            changed = self.high != high_then
+            rule = self.house["out_of_turn"]
+            if rule == "home":
+                held = self.held.pop(s, 0)
+                self.bet[s] += held  # its chips join its bet for the round
+                if kind == "fold":
+                    if changed and self.bet[s] < self.high:  # it pays the new bets, then out
+                        add = min(self.high - self.bet[s], self.stack[s])
+                        self.stack[s] -= add
+                        self.put[s] += add
+                        self.bet[s] += add
+                        self.log.append((self.round, s, "oot-pays", self.bet[s], add))
+                    self._apply(s, "fold", self.bet[s])
+                    continue
+                if self.bet[s] < self.high:
+                    self.limit[s] = "callfold"  # it completes or folds
+                    self.log.append((self.round, s, "oot-complete", self.bet[s], 0))
+                    return
+                if high_then == 0 and not changed and kind in ("bet", "raise", "allin"):
+                    self.bet[s] -= held  # the round's first bet stands, as a bet
+                    self.stack[s] += held
+                    self.put[s] -= held
+                    self._apply(s, "bet", to)
+                    continue
+                excess = self.bet[s] - self.high  # a call; over it, no raise: to the pot
+                if excess > 0:
+                    self.bet[s] -= excess
+                    self.put[s] -= excess
+                    self.dead += excess
+                    self.log.append((self.round, s, "oot-excess", self.bet[s], excess))
+                self._apply(s, "call" if self.high > 0 else "check", self.bet[s])
+                continue
+            if kind == "fold":
+                self._apply(s, "fold", self.bet[s])  # a fold out of turn binds
+                continue
+            if not changed:
+                try:
+                    kind2, to2 = self.check(s, kind, to if kind in ("bet", "raise") else None)
+                except ShoeError:
+                    self.log.append((self.round, s, "oot-void", self.bet[s], 0))
+                    return
+                self.log.append((self.round, s, "oot-binds", to2, 0))
+                self._apply(s, kind2, to2)
+                continue
+            if rule == "robert" and kind in ("check", "call"):
+                self.limit[s] = "noraise"
+            self.log.append((self.round, s, "oot-changed", self.bet[s], 0))
+            return
 
     # ---------------------------------------------------------------- the end
 

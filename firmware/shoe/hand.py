@@ -297,12 +297,15 @@ class Hand:
                     return
         self.partial = 0
 
-    def action(self, seat, kind, amount=None):
+    def action(self, seat, kind, amount=None, oot=False):
         """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards.
-        With the table's betting (self.bets) it is checked first and its amount logged."""
+        With the table's betting (self.bets) it is checked first and its amount logged; oot:
+        reported as an action out of turn (the betting's procedure, docs/betting.md)."""
         self._check_dealing()
         if self.bets is not None and self.initial_done and kind in ACTIONS:
-            self.bets.check(seat, kind, amount)
+            self.bets.check(seat, kind, amount, oot)
+        elif oot:
+            raise ShoeError(E_STATE, "an action out of turn is dealt with on a table that is bet")
         op = ("action", seat, ACTIONS.index(kind) if kind in ACTIONS else -1)
         if self._again(op):  # the cards it made the shoe deal first, then the action itself
             self._start(op)
@@ -325,7 +328,7 @@ class Hand:
                 if r < 0:
                     return
         k = op[2]
-        self.z.note(OP_ACTION, seat, k)
+        self.z.note(OP_ACTION, seat, k | (0x80 if oot else 0))
         if self.bets is None:  # (with betting, the bets count what the action really did)
             self.n_actions += 1
             if CHIPS[k]:
@@ -333,7 +336,7 @@ class Hand:
         if kind == "fold" and self.state[seat] == LIVE:
             self._kill(seat, FOLDED)
         if self.bets is not None:
-            self.bets.act(seat, kind, amount)
+            self.bets.act(seat, kind, amount, oot)
 
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""

@@ -38,7 +38,9 @@ def log_entries(hand, start=0):
             if b:
                 e["seat"] = b
         elif op == OP_ACTION:
-            e = {"action": ACTIONS[b], "seat": a}
+            e = {"action": ACTIONS[b & 0x7F], "seat": a}
+            if b & 0x80:
+                e["out_of_turn"] = True
         elif op == OP_BET:  # the amount of the action before it: the seat's total this round
             out[-1]["total"] = a | (b << 8) | (c << 16)
             continue

@@ -156,6 +156,9 @@ def add_command(sub):
     p.add_argument("amount", nargs="?", type=_chips,
                    help="chips: the seat's total for the round after a bet, raise, completion "
                         "or all-in (raise to N); a call's chips")
+    p.add_argument("--out-of-turn", action="store_true",
+                   help="the seat acted before its turn: the house's procedure deals with it "
+                        "(TDA 53, Robert's or the home rule; a table that is bet)")
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
@@ -611,9 +614,11 @@ def draw(args):
 
 def action(args):
     kind = ACTIONS.index(args.kind)
-    if args.amount is None:
+    if args.amount is None and not args.out_of_turn:
         return run_shoe(args, lambda c: c.call("action", args.seat, kind))
-    return run_shoe(args, lambda c: c.call("bet", args.seat, kind, args.amount))
+    return run_shoe(args, lambda c: c.call(
+        "bet", args.seat, kind | (0x80 if args.out_of_turn else 0),
+        W.NO_AMOUNT if args.amount is None else args.amount))
 
 
 def report(args):
@@ -647,7 +652,8 @@ def describe(entry, hand, rules):
         return "PROCEDURE %s %s%s: %s" % (fw.procedures.rule(a, rules), fw.procedures.pid(a),
                                          " (seat %d)" % b if b else "", fw.procedures.text(a))
     if op == z.OP_ACTION:
-        return "seat %d %s" % (a, ACTIONS[b] if b < len(ACTIONS) else b)
+        return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
+                                 " (out of turn)" if b & 0x80 else "")
     if op == z.OP_BET:
         return "  ... to %d" % (a | b << 8 | c << 16)
     if op == z.OP_REMOVE:

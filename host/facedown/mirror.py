@@ -64,7 +64,7 @@ class Mirror:
             if a >= len(fw.procedures.PROCEDURES):
                 return "procedure %d" % a
         elif op == zn.OP_ACTION:
-            if b >= len(fw.record.ACTIONS):
+            if b & 0x7F >= len(fw.record.ACTIONS):
                 return "action %d" % b
         elif op == zn.OP_STATUS:
             if a >= len(fw.record.STATUS_NAMES):

@@ -77,7 +77,11 @@ def replay(record, config):
             if "action" in e:
                 bets._sync()
                 kind = e["action"]
-                bets.b.act(e["seat"], kind, e.get("total") if kind in WITH_TO else None)
+                amount = e.get("total") if kind in WITH_TO else None
+                if e.get("out_of_turn"):
+                    bets.b.out_of_turn(e["seat"], kind, amount)
+                else:
+                    bets.b.act(e["seat"], kind, amount)
     except ShoeError as e:
         raise UserError("the record's bets do not play back: %s" % e.message)
     del fw
