@@ -148,8 +148,9 @@ def add_command(sub):
     p.set_defaults(func=draw)
 
     text = ("a betting action, reported as it happens: the shoe counts it toward the misdeal "
-            "window and the missing-card procedures; on a table configured with betting it "
-            "checks whose turn it is and the amount (docs/betting.md)")
+            "window and the missing-card procedures; on a table that is not bet it does not "
+            "check the order of play, on a table that is bet it checks the order and the "
+            "amount (docs/betting.md)")
     p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
@@ -157,8 +158,8 @@ def add_command(sub):
                    help="chips: the seat's total for the round after a bet, raise, completion "
                         "or all-in (raise to N); a call's chips")
     p.add_argument("--out-of-turn", action="store_true",
-                   help="the seat acted before its turn: the house's procedure deals with it "
-                        "(TDA 53, Robert's or the home rule; a table that is bet)")
+                   help="the seat acted ahead of the order of play: the house's procedure "
+                        "deals with it (TDA 53, Robert's or the home rule; a table that is bet)")
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
