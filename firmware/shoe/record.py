@@ -42,8 +42,10 @@ def log_entries(hand, start=0):
             if b & 0x80:
                 e["out_of_turn"] = True
         elif op == OP_BET:  # the amount of the action before it: the seat's total this round
-            out[-1]["total"] = a | (b << 8) | (c << 16)
-            continue
+            e = {"total": a | (b << 8) | (c << 16)}
+            if out and "action" in out[-1]:
+                out[-1].update(e)
+                continue
         elif op == OP_REMOVE:
             e = {"card": C.name(a), "to": "removed"}
         elif op == OP_PICK:

@@ -72,7 +72,11 @@ class Mirror:
         elif op == zn.OP_FAULT:
             if b != zn.NOWHERE and not self._zone(b):
                 return "a fault for zone %d" % b
-        elif op not in (zn.OP_SHUFFLE, zn.OP_CUT, zn.OP_BET):
+        elif op == zn.OP_BET:  # the amount of the action just before it, never alone
+            log = self.z.log
+            if len(log) < 4 or log[-4] != zn.OP_ACTION:
+                return "a bet amount after no action"
+        elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
             return "unknown event op %d" % op
         return None
 
