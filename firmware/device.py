@@ -53,6 +53,7 @@ class Device:
         self.handlers = {
             "status": self.cmd_status, "deal": self.cmd_deal,
             "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
+            "bet": self.cmd_bet,
             "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
             "ping": self.cmd_ping,
         }
@@ -490,6 +491,10 @@ class Device:
             raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
+        if H.BETTING in house:  # the table is bet: the engine loads now (docs/betting.md)
+            from shoe.bets import Bets
+
+            hand.bets = Bets(hand, house[H.BETTING])
         # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
         # shuffle: none waits outside, nothing to recover
         self.mech.delivered = []
@@ -540,6 +545,18 @@ class Device:
         self._hand().action(seat, ACTIONS[kind])
         return ()
 
+    def cmd_bet(self, seat, kind, amount):
+        """An action with its amount (the table's betting checks it)."""
+        h = self._hand()
+        if h.bets is None:
+            raise CommandError(wire.WRONG_STATE, "this table is not bet: configure its betting "
+                               "(config's betting) or report actions without amounts")
+        if kind & 0x7F >= len(ACTIONS):
+            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
+        h.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else amount,
+                 bool(kind & 0x80))
+        return ()
+
     def cmd_report(self, what, seat, index):
         h = self._hand()
         if what == 1:
@@ -586,6 +603,8 @@ class Device:
                           if self.hand.state[s] in _OUT}
             if not see:
                 _mask_record(rec)
+            if self.hand.bets is not None:
+                rec["betting"] = self.hand.bets.view()
             out["table"] = rec
         return json.dumps(out).encode()
 
@@ -765,9 +784,9 @@ _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["logout"], wire.COMMAND_IDS["audit"],
               wire.COMMAND_IDS["telemetry"], wire.COMMAND_IDS["raw"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
-_DEALING = ("deal", "street", "draw", "action", "report", "end")
+_DEALING = ("deal", "street", "draw", "action", "bet", "report", "end")
 # what a latched shoe refuses (and report, but for a misdeal); end and misdeal clear the latch
-_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "report", "config")
+_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "bet", "report", "config")
 _LATCH_KEY = "latched"
 
 

@@ -43,6 +43,10 @@ def config(dev, game, seats_mask, button, rules, house_json):
     # a dry run of the hand checks every argument before anything changes
     Hand(game, seats, button, rules, house, _NoRandom(), None,
          C.deck(0 if game != "shortdeck" else 1))
+    if H.BETTING in house:  # how the game is bet: shoe.betting loads only for a table that bets
+        from shoe import betting
+
+        betting.config(G.GAMES[game][0], house[H.BETTING], H.profile(rules, house))
     config = [game, seats, button, rules, house] + ([profile] if profile else [])
     if len(json.dumps(config)) > CONFIG_MAX:
         raise CommandError(wire.BAD_ARGUMENT, "the configuration is %d bytes as JSON; the "

@@ -65,6 +65,11 @@ def rebuild(h, rng, mech):
     if h.image is not None:
         snapshot.apply_image(hand, h.image)
     hand.mech = mech
+    if house and "betting" in house:  # the bets again from their entries (docs/betting.md)
+        from shoe.bets import Bets
+
+        hand.bets = Bets(hand, house["betting"], replaying=True)
+        hand.bets.replay(e)
     if hand.status == DEALING and z.stub:
         hand.last_street = None
         hand._proc("stub-reshuffle")

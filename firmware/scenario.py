@@ -136,12 +136,17 @@ def _check_step(step, n, game, deck_kind, seats):
                 codes.append(code)
             out[seat] = codes
         return ("draw", out)
-    if do == "action":
+    if do == "action":  # a table that is bet (house "betting"): "amount", "out_of_turn"
         seat = _seat(step, "seat", seats, where)
         if step.get("kind") not in ACTIONS:
             raise ScenarioError("%s: unknown action %r (actions: %s)" % (
                 where, step.get("kind"), ", ".join(ACTIONS)))
-        return ("action", seat, step["kind"])
+        amount = step.get("amount")
+        if amount is not None and (not _int(amount) or amount < 0):
+            raise ScenarioError("%s: amount must be a whole number of chips" % where)
+        if step.get("out_of_turn") not in (None, True, False):
+            raise ScenarioError("%s: out_of_turn is true or false" % where)
+        return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")))
     if do == "expose":
         seat = _seat(step, "seat", seats, where)
         k = step.get("card")
@@ -224,9 +229,21 @@ def start(args):
     rng = SeededRandom(new_seed() if seed is None else seed)
     try:
         hand = Hand(game, seats, button, rules, house, rng, mech, order)
+        if "betting" in house:  # the table is bet (docs/betting.md)
+            from shoe.bets import Bets
+
+            hand.bets = Bets(hand, house["betting"])
     except ShoeError as e:
         raise ScenarioError(e.message)
     return hand, mech
+
+
+def outcome(hand):
+    """The hand record, with the betting's view when the table is bet."""
+    rec = record(hand)
+    if hand.bets is not None:
+        rec["betting"] = hand.bets.view()
+    return rec
 
 
 def begin_step(hand, mech):
@@ -248,7 +265,10 @@ def apply(hand, mech, step):
     elif do == "draw":
         hand.draw(step[1])
     elif do == "action":
-        hand.action(step[1], step[2])
+        if step[3] is None and not step[4]:
+            hand.action(step[1], step[2])  # (today's call, unchanged)
+        else:
+            hand.action(step[1], step[2], step[3], step[4])
     elif do == "expose":
         hand.expose(step[1], step[2])
     elif do == "premature":
@@ -289,7 +309,7 @@ def run(scn, after=None):
                                 "dispensed)" % (i + 1, step[0], mech.feeds))
     if mech.pending():
         raise ScenarioError("a fault is armed after the last step: no step dispensed its card")
-    return record(hand)
+    return outcome(hand)
 
 
 class _Shoe:
@@ -394,7 +414,7 @@ def _run_with_journal(scn, args, steps, hand, mech, after=None):
     if shoe.j.cut:
         raise ScenarioError("a power cut is armed after the last step: the steps after it wrote "
                             "fewer journal records than after_writes")
-    return record(shoe.hand)
+    return outcome(shoe.hand)
 
 
 def main():

@@ -100,6 +100,8 @@ ERRORS = (
     (SESSION, "SESSION", "an ACMD but no session (none, expired, ended, or a restart): log in"),
 )
 
+NO_AMOUNT = const(0xFFFFFFFF)  # the bet command's amount when the action has none
+
 # capability bits (identify reply)
 CAP_SIM = const(1)
 CAP_JOURNAL = const(2)
@@ -169,7 +171,8 @@ MESSAGES = (
     (6, "draw", DIR_REPLY, "", "no data"),
     (7, "action", DIR_CMD, "BB",
      "seat, kind: record a betting action; kind 0 check, 1 call, 2 bet, 3 raise, 4 fold, "
-     "5 all-in"),
+     "5 all-in, 6 complete (stud), 7 bring-in (stud). On a table configured with betting the "
+     "action is checked as the bet command checks it, with no amount"),
     (7, "action", DIR_REPLY, "", "no data"),
     (8, "report", DIR_CMD, "BBB",
      "what, seat, card_index: report an irregularity; what 1 exposed card, 2 premature street, "
@@ -243,6 +246,16 @@ MESSAGES = (
      "source, count: for an outside lab, between hands: 0 raw entropy bytes (the health-tested "
      "source, before the generator), 1 generator output; count bytes (1..180)"),
     (23, "raw", DIR_REPLY, "y", "data: the bytes"),
+    (24, "bet", DIR_CMD, "BBI",
+     "seat, kind, amount: a betting action with its amount, on a table configured with betting "
+     "(else WRONG_STATE): kind as in the action command, + 128 when the dealer reports it as "
+     "an action out of turn (the house setting out_of_turn deals with it); amount the seat's "
+     "total for the "
+     "round after a bet, raise, completion or all-in (raise to N), a call's chips or its total; "
+     "4294967295 = none (a check, a fold, a fixed-limit bet). The shoe checks whose turn it is "
+     "and what the seat may do; a refused action changes nothing (BAD_ARGUMENT or "
+     "WRONG_STATE naming the rule)"),
+    (24, "bet", DIR_REPLY, "", "no data"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -266,6 +279,9 @@ MESSAGES = (
      "3 lid_open, 4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, "
      "8 entropy, 9 carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket, 12 latched; "
      "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
+    (10, "bet", DIR_EVENT, "BBB",
+     "lo, mid, hi: follows an action event on a table that is bet: the seat's total bet for "
+     "the round after that action, lo + 256 * mid + 65536 * hi chips"),
 )
 
 COMMAND_IDS = {}  # name -> id
@@ -291,7 +307,8 @@ _NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
           ("maintenance", ROLE_MAINTENANCE), ("sim_fault", ROLE_TABLE),
           ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE), ("raw", ROLE_MAINTENANCE),
           ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
-          ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("report", ROLE_TABLE),
+          ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("bet", ROLE_TABLE),
+          ("report", ROLE_TABLE),
           ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))
 COMMAND_ROLE = {}  # id -> the least role that may run it
 for _id in COMMAND_NAMES:

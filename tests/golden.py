@@ -25,7 +25,11 @@ HOW TO ADD A SCENARIO
        itself is not in ``expect``),
      * ``returned``: cards that left the stub and went back into it during the hand (premature
        cards, reshuffled discards/burns/muck): the log may name them although they may be in the
-       stub at the end.
+       stub at the end,
+     * ``betting`` (a table that is bet: ``house`` holds ``"betting": {...}``, action steps may
+       give ``"amount"`` and ``"out_of_turn": true``): the betting at the end, chip by chip;
+       each key given is exact (``pot``, ``to_act``, ``round``, ``over``, ``options``), and
+       ``seats`` seat by seat (``{"3": {"bet": 0, "in": 300, "stack": 9700}}``).
    Always checked, whatever ``expect`` says: conservation (every card of the game's deck exactly
    once across seats/board/burns/muck/aside, plus the stub count = the deck size; nothing outside
    the game's deck except in ``removed``), and secrecy (the log names no card that never left the
@@ -45,7 +49,7 @@ ZONES = ("board", "burns", "muck", "aside", "removed")
 CONSERVED_ZONES = ("board", "burns", "muck", "aside")
 RECORD_KEYS = ("status", "reason", "seats", "board", "burns", "muck", "aside", "removed",
                "stub", "procedures", "faults", "log")
-EXTRA_KEYS = ("reason_contains", "one_of", "returned")
+EXTRA_KEYS = ("reason_contains", "one_of", "returned", "betting")
 WILD = "??"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9?])((?:[2-9TJQKA][cdhs])|Jk)(?![A-Za-z0-9])")
 
@@ -155,6 +159,18 @@ def check(expect, record, game):
     if "faults" in expect and list(record.get("faults") or []) != expect["faults"]:
         errors.append("faults: expected %r, got %r"
                       % (expect["faults"], list(record.get("faults") or [])))
+    # -- the chips, on a table that is bet: each key given is exact ("seats" seat by seat)
+    exp_bet = expect.get("betting") or {}
+    act_bet = record.get("betting") or {}
+    for key, want in sorted(exp_bet.items()):
+        got = act_bet.get(key)
+        if key == "seats":
+            for seat, chips in sorted(want.items()):
+                if (got or {}).get(seat) != chips:
+                    errors.append("betting seat %s: expected %r, got %r" % (
+                        seat, chips, (got or {}).get(seat)))
+        elif got != want:
+            errors.append("betting %s: expected %r, got %r" % (key, want, got))
     if "log" in expect and record.get("log") != expect["log"]:
         errors.append("log: expected %r, got %r" % (expect["log"], record.get("log")))
     if "reason" in expect and record.get("reason") != expect["reason"]:

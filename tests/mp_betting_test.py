@@ -30,7 +30,8 @@ TABLES = (
 )
 
 
-def play(r, n):
+def draw(r, n):
+    """Hand n's table: (kind, draws, cfg, seats, stacks, button, opener), drawn from r."""
     kind, draws, raw = TABLES[n % len(TABLES)]
     cfg = B.config(kind, raw)
     count = 2 + r.below(7)
@@ -46,11 +47,17 @@ def play(r, n):
         stacks[s] = unit * (1 + r.below(40)) + r.below(unit)
     button = seats[r.below(len(seats))]
     opener = seats[r.below(len(seats))] if kind == G.STUD else None
-    b = B.Betting(kind, seats, button, cfg, stacks, draws=draws, opener=opener)
+    return kind, draws, cfg, seats, stacks, button, opener
+
+
+def bet_out(b, r, probe=None):
+    """Bet hand b to its end with r's choices among each seat's legal options (probe(b) after
+    each action); a stand-in showdown: the lowest seat left takes it all. Returns the actions."""
+    n = 0
     while not b.over:
         if b.closed:
             live = b.contenders()
-            b.next_round(live[r.below(len(live))] if kind == G.STUD else None)
+            b.next_round(live[r.below(len(live))] if b.kind == G.STUD else None)
             continue
         opts = b.options()
         names = sorted(opts)
@@ -60,10 +67,19 @@ def play(r, n):
             low, high = opts[k]
             amount = low + r.below(high - low + 1)
         b.act(b.to_act, k, amount)
+        n += 1
+        if probe:
+            probe(b)
     win = b.winner_by_fold()
-    if win is None:  # a stand-in showdown: the lowest seat left takes it all
-        win = b.contenders()[0]
-    stacks_after = b.award({win: b.total()})
+    b.award({win if win is not None else b.contenders()[0]: b.total()})
+    return n
+
+
+def play(r, n):
+    kind, draws, cfg, seats, stacks, button, opener = draw(r, n)
+    b = B.Betting(kind, seats, button, cfg, stacks, draws=draws, opener=opener)
+    bet_out(b, r)
+    stacks_after = dict((s, b.stack[s]) for s in seats)
     total = 0
     for s in seats:
         total += b.start[s]

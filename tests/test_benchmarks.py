@@ -1,7 +1,7 @@
 """Every script in benchmarks/ runs to completion in its quick mode and prints its figures (the
 figures themselves are this machine's: no time is asserted). benchmarks/memory.py has its own
-test (tests/test_memory_bench.py), and so has room.py (tests/test_room_bench.py); engine_mp.py
-and flash_mp.py are run by engine.py and flash.py."""
+test (tests/test_memory_bench.py), and so has room.py (tests/test_room_bench.py); engine_mp.py,
+flash_mp.py and betting_mp.py are run by engine.py, flash.py and betting.py."""
 
 import os
 import re
@@ -17,6 +17,12 @@ NUMBER = r"[0-9][0-9.]*"
 
 # script -> lines its quick run must print (regular expressions, each found in the output)
 FIGURES = {
+    "betting.py": [r"betting on CPython +%s hands/s +%s actions/s" % (NUMBER, NUMBER),
+                   r"betting on MicroPython \(unix port\) +%s hands/s" % NUMBER,
+                   r"betting a hand costs %s%% of dealing one" % NUMBER,
+                   r"pokerkit State on CPython .* betting engine/pokerkit x%s" % NUMBER,
+                   r"import, modules on the filesystem +%s KB here -> ~%s KB" % (NUMBER, NUMBER),
+                   r"resident on the Pico \(filesystem\): ~%s KB" % NUMBER],
     "engine.py": [r"engine on CPython +%s hands/s" % NUMBER,
                   r"engine on MicroPython \(unix port\) +%s hands/s" % NUMBER,
                   r"pokerkit State on CPython +%s hands/s" % NUMBER,
@@ -41,7 +47,8 @@ FIGURES = {
 
 def test_every_benchmark_has_a_quick_test():
     scripts = {n for n in os.listdir(BENCH) if n.endswith(".py")}
-    helpers = {"engine_mp.py", "flash_mp.py"}  # run by engine.py and flash.py
+    helpers = {"engine_mp.py", "flash_mp.py", "betting_mp.py"}  # run by engine.py, flash.py
+    #                                                             and betting.py
     own = {"memory.py": "test_memory_bench.py", "room.py": "test_room_bench.py"}
     for script, test in own.items():  # quick runs with tests of their own
         assert os.path.exists(os.path.join(ROOT, "tests", test)), test

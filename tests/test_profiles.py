@@ -140,7 +140,7 @@ def test_unknown_key_suggests_the_closest(tmp_path):
 def test_unknown_key_without_a_close_one_lists_the_keys(tmp_path):
     path = write(tmp_path, '# a comment\n\nzzz = 1\n')
     assert str(error_of(path)) == ("%s:3: unknown key 'zzz' (known: name, rules, game, seats, "
-                                   "button, house)" % path)
+                                   "button, house, betting)" % path)
 
 
 def test_house_setting_outside_the_house_table(tmp_path):
@@ -399,3 +399,65 @@ def test_the_docs_table_is_the_firmwares():
             name, profiles._plain(tda), profiles._plain(robert),
             ", ".join(profiles._plain(a) for a in allowed), source)
         assert want + "\n" in rows, name
+
+
+# -- how the game is bet: [betting] -----------------------------------------------------------
+
+def test_betting_table_is_read_and_checked_for_the_profiles_game(tmp_path):
+    path = write(tmp_path, '''
+        rules = "robert"
+        game = "holdem"
+        [betting]
+        structure = "pl"
+        blinds = [50, 100]
+        straddles = [200]
+        stacks = 10000
+        ''')
+    prof = load_profile(path)
+    assert prof["betting"] == {"structure": "pl", "blinds": [50, 100], "straddles": [200],
+                               "stacks": 10000}
+    stud = write(tmp_path, '''
+        game = "stud"
+        [betting]
+        ante = 5
+        bring_in = 10
+        small_bet = 20
+        ''', "stud.toml")
+    assert load_profile(stud)["betting"]["bring_in"] == 10
+    assert "betting" not in load_profile(ROOM)  # a profile without [betting] reads as before
+
+
+@pytest.mark.parametrize("table, line, says", [
+    ('structure = "xl"\nblinds = [1, 2]', 4, "betting: structure 'xl' is not known "
+                                             "(nl, pl or fl)"),
+    ('blinds = [1, 2]\nstraddles = [4]', 5, "straddles are off in this house (house setting "
+                                            "straddle)"),
+    ('blinds = [2, 1]', 4, "the small blind (2) is more than the big blind (1)"),
+    ('blinds = [1, 2]\nante = 1\nbb_ante = 2', 6, "give ante (every seat) or bb_ante"),
+    ('blinds = [1, 2]\nblnds = 3', 5, "unknown betting key 'blnds'"),
+    ('blinds = [25, 50]\nchip = 25\nstacks = 1010', 6, "stacks: every seat's must be a whole "
+                                                       "number of chips >= 1, a multiple of the "
+                                                       "chip (25), not 1010"),
+])
+def test_betting_table_errors_name_the_line_and_the_rule(tmp_path, table, line, says):
+    path = write(tmp_path, 'rules = "tda2024"\ngame = "holdem"\n[betting]\n' + table + "\n")
+    err = error_of(path)
+    assert str(err).startswith("%s:%d: betting: " % (path, line)), str(err)
+    assert says in str(err)
+    assert "docs/betting.md" in err.hint
+
+
+def test_betting_not_a_table(tmp_path):
+    path = write(tmp_path, 'betting = "nl"\n')
+    assert "betting: 'nl' is a string, not a table" in str(error_of(path))
+
+
+def test_betting_house_settings_are_house_settings():
+    tda, rob = house.profile("tda2024"), house.profile("robert")
+    assert (tda["out_of_turn"], rob["out_of_turn"]) == ("tda53", "robert")
+    assert (tda["straddle"], rob["straddle"]) == ("off", "on")
+    assert house.profile("tda2024", {"out_of_turn": "home"})["out_of_turn"] == "home"
+    with pytest.raises(ValueError, match="out_of_turn: 'later' not allowed"):
+        house.profile("tda2024", {"out_of_turn": "later"})
+    # the betting configuration rides with the house overrides, and is not a setting
+    assert house.profile("tda2024", {"betting": {"blinds": [1, 2]}}) == tda

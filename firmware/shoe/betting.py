@@ -25,26 +25,8 @@ CAP = const(4)            # fixed limit: a bet and three raises (TDA 48, RRoP)
 # the actions a seat reports; "bringin" is stud's forced first action (or its completion)
 KINDS = ("fold", "check", "call", "bet", "raise", "complete", "bringin", "allin")
 
-# what the betting settings are: (name, TDA 2024, Robert's, allowed, where it comes from), read
-# by house.profile() like the dealing settings
-SETTINGS = (
-    ("reopen_limit", "half", "half", ("half", "full"),
-     "TDA 47-B / RRoP: in fixed limit an all-in of half a bet or more reopens the betting"),
-    ("cap_heads_up", "capped", "uncapped", ("capped", "uncapped"),
-     "TDA 48 / RRoP Limit 6: the raise cap still applies when two players are left"),
-    ("straddle", "off", "on", ("off", "on"),
-     "house rule (TDA silent; RRoP Button games): live straddles allowed"),
-    ("blind_before_ante", True, True, (True, False),
-     "TDA RP-11 (2024): a short big blind posts the blind first, then the big-blind ante"),
-    ("pl_full_blinds", True, False, (True, False),
-     "TDA 54: pot-limit sizing pre-flop counts short blinds as full"),
-    ("under_raise", "half", "half", ("half", "call"),
-     "TDA 43 / RRoP: a raise of 50% or more of the minimum is made a full raise, less is a call"),
-    ("out_of_turn", "tda53", "robert", ("tda53", "robert", "home"),
-     "TDA 53 / RRoP Action out of turn / seed 003: action out of turn"),
-    ("excess_chips", "stays", "stays", ("stays", "returned"),
-     "seed 003 (TDA 40-41): chips put in over the declaration stay in the pot"),
-)
+# the betting's house settings (reopen_limit, cap_heads_up, straddle, blind_before_ante,
+# pl_full_blinds, under_raise, out_of_turn, excess_chips) are rows of shoe.house.SETTINGS
 
 # the rule a refusal names, per rulebook: (TDA 2024, Robert's Rules)
 RULES = {
@@ -66,9 +48,13 @@ RULES = {
 }
 
 
+# an action out of turn is dealt with by the house setting out_of_turn, whatever the rulebook
+OOT_RULES = {"tda53": "TDA 53", "robert": "RRoP Action out of turn", "home": "seed 003"}
+
+
 def settings(rules, overrides=None):
-    """The betting settings of a rulebook with overrides (ValueError with a clear message)."""
-    return H.profile(rules, overrides, SETTINGS, "betting setting")
+    """The house settings of a rulebook with overrides (ValueError with a clear message)."""
+    return H.profile(rules, overrides)
 
 
 def _int(d, key, default, low=0):
@@ -80,7 +66,40 @@ def _int(d, key, default, low=0):
 
 
 CONFIG_KEYS = ("structure", "blinds", "straddles", "ante", "bb_ante", "bring_in", "small_bet",
-               "big_bet", "cap", "chip")
+               "big_bet", "cap", "chip", "stacks")
+
+
+def _stacks(v, chip):
+    """The stacks at the start of every hand: one number for every seat, or {seat: chips}; None:
+    not told (an all-in then names its amount)."""
+    if v is None:
+        return None
+    items = v.items() if isinstance(v, dict) else (("every seat", v),)
+    for seat, chips in items:
+        if seat != "every seat" and not (str(seat).isdigit() and
+                                         G.SEAT_MIN <= int(seat) <= G.SEAT_MAX):
+            raise ShoeError(E_ARG, "betting stacks: %r is not a seat 1..10" % (seat,))
+        if not isinstance(chips, int) or isinstance(chips, bool) or chips < 1 or chips % chip:
+            raise ShoeError(E_ARG, "betting stacks: %s's must be a whole number of chips >= 1, "
+                            "a multiple of the chip (%d), not %r" % (
+                                "seat " + str(seat) if seat != "every seat" else seat, chip,
+                                chips))
+    return v
+
+
+def stacks_for(cfg, seats):
+    """{seat: chips} at the start of a hand from the configuration's stacks, or None."""
+    v = cfg.get("stacks")
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        out = {}
+        for s in seats:
+            if str(s) not in v and s not in v:
+                raise ShoeError(E_ARG, "betting stacks give no stack for seat %d" % s)
+            out[s] = v.get(str(s), v.get(s))
+        return out
+    return dict((s, v) for s in seats)
 
 
 def config(kind, d, house=None):
@@ -128,7 +147,7 @@ def config(kind, d, house=None):
         if not isinstance(straddles, list):
             raise ShoeError(E_ARG, "betting straddles must be a list of amounts")
         if straddles and house is not None and house["straddle"] != "on":
-            raise ShoeError(E_ARG, "straddles are off in this house (betting setting straddle)")
+            raise ShoeError(E_ARG, "straddles are off in this house (house setting straddle)")
         prev = bb
         for amount in straddles:
             a = _int({"straddle": amount}, "straddle", 0, 1)
@@ -142,6 +161,7 @@ def config(kind, d, house=None):
         out["small_bet"] = _int(d, "small_bet", bb, 1)
         out["big_bet"] = _int(d, "big_bet", 2 * out["small_bet"], 1)
         out["bring_in"] = 0
+    out["stacks"] = _stacks(d.get("stacks"), chip)
     for key in ("ante", "bb_ante", "bring_in", "small_bet", "big_bet"):
         if out[key] % chip:
             raise ShoeError(E_ARG, "betting %s (%d) is not a multiple of the chip (%d)" % (
@@ -232,6 +252,9 @@ class Betting:
         self.log = []         # (round, seat, kind, to, added): every chip movement, in order
         self.n_actions = 0    # actions in turn (for the misdeal window)
         self.n_chip_actions = 0
+        self.pending = {}     # seat -> (kind, to, high then): an action out of turn, waiting
+        self.held = {}        # seat -> chips an out-of-turn action put in (house rule "home")
+        self.limit = {}       # seat -> what it may still do at its turn: "noraise", "callfold"
         self._post_forced(opener)
 
     # ---------------------------------------------------------------- queries
@@ -249,10 +272,13 @@ class Betting:
         return [s for s in self.order if not self.folded[s]]
 
     def total(self):
-        """Every chip in the middle: the pot, this round's bets and dead money."""
+        """Every chip in the middle: the pot, this round's bets, chips an out-of-turn action
+        put in, and dead money."""
         t = self.pot + self.dead
         for s in self.seats:
             t += self.bet[s]
+        for s in self.held:
+            t += self.held[s]
         return t
 
     def to_call(self, s):
@@ -290,6 +316,8 @@ class Betting:
         if it may not raise. An all-in below the lowest is allowed (it is an all-in)."""
         if self.high - self.bet[s] >= self.stack[s]:
             return None  # covered: it can only call (all-in) or fold
+        if s in self.limit:
+            return None  # an out-of-turn action took its raise (RRoP, seed 003)
         others = [t for t in self.order if t != s and self.can_act(t)]
         if not [t for t in others if self.stack[t] + self.bet[t] > self.high]:
             return None
@@ -459,6 +487,11 @@ class Betting:
         for s in self.seats:
             self.pot += self.bet[s]
             self.bet[s] = 0
+        for s in self.held:  # an out-of-turn action whose turn never came: its chips stay
+            self.pot += self.held[s]
+        self.held = {}
+        self.pending = {}
+        self.limit = {}
 
     def next_round(self, opener=None):
         """The next betting round begins (after its cards are dealt). Stud names the opener
@@ -479,11 +512,13 @@ class Betting:
         start = opener if self.kind == G.STUD else self.order[0]
         self.to_act = self._next_from(start, include=True)
         self._check_closed()
+        self._turn_comes()
 
     # ---------------------------------------------------------------- actions
 
     def _refuse(self, key, text, code=E_ARG):
-        raise ShoeError(code, "%s (%s)" % (text, self.rule(key)))
+        rule = OOT_RULES[self.house["out_of_turn"]] if key == "oot" else self.rule(key)
+        raise ShoeError(code, "%s (%s)" % (text, rule))
 
     def check(self, s, kind, amount=None):
         """Validate seat s's action in turn; return (kind, to): what it does, the seat's total
@@ -501,8 +536,8 @@ class Betting:
         if self.stack[s] == 0:
             self._refuse("turn", "seat %d is all in" % s, E_STATE)
         if s != self.to_act:
-            self._refuse("turn", "seat %d acted out of turn: seat %d is to act; report an "
-                         "out-of-turn action as such" % (s, self.to_act), E_STATE)
+            self._refuse("turn", "seat %d acted out of turn: seat %d is to act" % (
+                s, self.to_act), E_STATE)
         if amount is not None and (not isinstance(amount, int) or isinstance(amount, bool)
                                    or amount < 0):
             raise ShoeError(E_ARG, "an amount is a whole number of chips, not %r" % (amount,))
@@ -543,6 +578,9 @@ class Betting:
                     self._refuse("turn", "nothing to raise: seat %d may check or bet" % s)
                 if self.high - self.bet[s] >= self.stack[s]:
                     self._refuse("turn", "seat %d is covered: it may call all in or fold" % s)
+                if s in self.limit:
+                    self._refuse("oot", "seat %d acted out of turn: it may call or fold, not "
+                                 "raise" % s)
                 if not self._reopened(s):
                     self._refuse("reopen", "seat %d may not raise: a short all-in did not "
                                  "reopen the betting" % s)
@@ -645,11 +683,121 @@ class Betting:
                     self.acted[t] = -1
             self.high = to
         self.acted[s] = self.high
+        self.limit.pop(s, None)
         rec = (self.round, s, kind, self.bet[s], added)
         self.log.append(rec)
         self.to_act = self._next_from(s)
         self._check_closed()
+        self._turn_comes()
         return rec
+
+    # ---------------------------------------------------------------- action out of turn
+
+    def out_of_turn(self, s, kind, amount=None, dry=False):
+        """Seat s acted before its turn, as the dealer reports it. The action waits for the
+        seat's turn (the others act as if nothing happened) and is then dealt with by the house
+        setting out_of_turn: tda53 (TDA 53: binding if the action to it has not changed; if it
+        has, a bet or raise is taken back and the seat has every option; a fold binds), robert
+        (RRoP: the same, but a check or call out of turn may not become a bet or raise), home
+        (seed 003: its chips go in now and stay; a first bet of the round stands; facing a bet
+        it completes or folds, chips over the call go to the pot and are no raise; a fold
+        binds unless new bets came: then it pays them). Returns the log record; dry: only
+        check it (ShoeError), change nothing."""
+        if self.over or self.closed:
+            raise ShoeError(E_STATE, "the betting round is over: deal the next street")
+        if kind not in ("fold", "check", "call", "bet", "raise", "allin"):
+            raise ShoeError(E_ARG, "an action out of turn is a fold, check, call, bet, raise "
+                            "or all-in, not %r" % (kind,))
+        if s not in self.seats or self.folded[s] or self.stack[s] == 0:
+            self._refuse("oot", "seat %r is not a seat that may act" % (s,))
+        if s == self.to_act:
+            self._refuse("oot", "seat %d is the one to act: report its action in turn" % s)
+        if s in self.pending:
+            self._refuse("oot", "seat %d already acted out of turn this round" % s)
+        rule = self.house["out_of_turn"]
+        to = self.bet[s]
+        if kind == "call":
+            to = min(self.high, self.bet[s] + self.stack[s])
+        elif kind in ("bet", "raise"):
+            if amount is None:
+                if self.structure != FL:
+                    raise ShoeError(E_ARG, "a %s out of turn needs its amount" % kind)
+                amount = self.high + self.bet_size()
+            to = amount
+        elif kind == "allin":
+            to = self.bet[s] + self.stack[s]
+        if to > self.bet[s] + self.stack[s]:
+            self._refuse("chips", "a %s to %d is more than seat %d has (%d)" % (
+                kind, to, s, self.bet[s] + self.stack[s]))
+        if dry:
+            return None
+        if kind == "check" and self.high > self.bet[s]:
+            kind = "call" if rule == "home" else kind  # (a check facing a bet binds nothing)
+        self.pending[s] = (kind, to, self.high)
+        add = 0
+        if rule == "home" and to > self.bet[s]:
+            add = to - self.bet[s]
+            self.stack[s] -= add
+            self.put[s] += add
+            self.held[s] = add
+        rec = (self.round, s, "oot-" + kind, to, add)
+        self.log.append(rec)
+        return rec
+
+    def _turn_comes(self):
+        """A seat that acted out of turn is now to act: its action is dealt with (see
+        out_of_turn); what is left to it waits for its action in turn."""
+        while not self.closed and self.to_act in self.pending:
+            s = self.to_act
+            kind, to, high_then = self.pending.pop(s)
+            changed = self.high != high_then
+            rule = self.house["out_of_turn"]
+            if rule == "home":
+                held = self.held.pop(s, 0)
+                self.bet[s] += held  # its chips join its bet for the round
+                if kind == "fold":
+                    if changed and self.bet[s] < self.high:  # it pays the new bets, then out
+                        add = min(self.high - self.bet[s], self.stack[s])
+                        self.stack[s] -= add
+                        self.put[s] += add
+                        self.bet[s] += add
+                        self.log.append((self.round, s, "oot-pays", self.bet[s], add))
+                    self._apply(s, "fold", self.bet[s])
+                    continue
+                if self.bet[s] < self.high:
+                    self.limit[s] = "callfold"  # it completes or folds
+                    self.log.append((self.round, s, "oot-complete", self.bet[s], 0))
+                    return
+                if high_then == 0 and not changed and kind in ("bet", "raise", "allin"):
+                    self.bet[s] -= held  # the round's first bet stands, as a bet
+                    self.stack[s] += held
+                    self.put[s] -= held
+                    self._apply(s, "bet", to)
+                    continue
+                excess = self.bet[s] - self.high  # a call; over it, no raise: to the pot
+                if excess > 0:
+                    self.bet[s] -= excess
+                    self.put[s] -= excess
+                    self.dead += excess
+                    self.log.append((self.round, s, "oot-excess", self.bet[s], excess))
+                self._apply(s, "call" if self.high > 0 else "check", self.bet[s])
+                continue
+            if kind == "fold":
+                self._apply(s, "fold", self.bet[s])  # a fold out of turn binds
+                continue
+            if not changed:
+                try:
+                    kind2, to2 = self.check(s, kind, to if kind in ("bet", "raise") else None)
+                except ShoeError:
+                    self.log.append((self.round, s, "oot-void", self.bet[s], 0))
+                    return
+                self.log.append((self.round, s, "oot-binds", to2, 0))
+                self._apply(s, kind2, to2)
+                continue
+            if rule == "robert" and kind in ("check", "call"):
+                self.limit[s] = "noraise"
+            self.log.append((self.round, s, "oot-changed", self.bet[s], 0))
+            return
 
     # ---------------------------------------------------------------- the end
 

@@ -56,8 +56,8 @@ LIVE = const(1)
 FOLDED = const(2)
 DEAD = const(3)
 
-ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
-CHIPS = (False, True, True, True, False, True)
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
+CHIPS = (False, True, True, True, False, True, True, True)
 
 # operations that deal, as (name, a, b): what a stopping fault interrupts (Hand.interrupted)
 _DEAL = ("deal", 0, 0)
@@ -129,6 +129,7 @@ class Hand:
         self.interrupted = None   # the operation a stopping fault stopped: repeat it to go on
         self.last_street = None   # cards of the last street step, for a premature report
         self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
+        self.bets = None          # the betting (shoe.bets.Bets) when the table is bet
         if order is None:
             self._reshuffle(MIX_STUB, False)
         else:
@@ -176,6 +177,8 @@ class Hand:
     def _check_street(self):
         if not self.initial_complete():
             raise ShoeError(E_STATE, "the initial deal is not complete")
+        if self.bets is not None:
+            self.bets.before_street()
         if self.streets_done() >= self.streets_total():
             raise ShoeError(E_STATE, "no %s left in %s" % (
                 "draw" if self.kind == G.DRAW else "street", self.game))
@@ -292,9 +295,15 @@ class Hand:
                     return
         self.partial = 0
 
-    def action(self, seat, kind):
-        """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards."""
+    def action(self, seat, kind, amount=None, oot=False):
+        """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards.
+        With the table's betting (self.bets) it is checked first and its amount logged; oot:
+        reported as an action out of turn (the betting's procedure, docs/betting.md)."""
         self._check_dealing()
+        if self.bets is not None and self.initial_done and kind in ACTIONS:
+            self.bets.check(seat, kind, amount, oot)
+        elif oot:
+            raise ShoeError(E_STATE, "an action out of turn is dealt with on a table that is bet")
         op = ("action", seat, ACTIONS.index(kind) if kind in ACTIONS else -1)
         if self._again(op):  # the cards it made the shoe deal first, then the action itself
             self._start(op)
@@ -317,12 +326,15 @@ class Hand:
                 if r < 0:
                     return
         k = op[2]
-        self.z.note(OP_ACTION, seat, k)
-        self.n_actions += 1
-        if CHIPS[k]:
-            self.n_chips += 1
+        self.z.note(OP_ACTION, seat, k | (0x80 if oot else 0))
+        if self.bets is None:  # (with betting, the bets count what the action really did)
+            self.n_actions += 1
+            if CHIPS[k]:
+                self.n_chips += 1
         if kind == "fold" and self.state[seat] == LIVE:
             self._kill(seat, FOLDED)
+        if self.bets is not None:
+            self.bets.act(seat, kind, amount, oot)
 
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""

@@ -34,7 +34,27 @@ SETTINGS = (
      "house rule (TDA 39-D): the drawing seat's own discards join a draw reshuffle"),
     ("cut_after_reshuffle", True, True, (True, False),
      "TDA RP-4 / RRoP: a random cut after every face-down reshuffle"),
+    # the betting's (shoe.betting reads them; the game's structure and blinds are the "betting"
+    # configuration, not settings)
+    ("reopen_limit", "half", "half", ("half", "full"),
+     "TDA 47-B / RRoP: in fixed limit an all-in of half a bet or more reopens the betting"),
+    ("cap_heads_up", "capped", "uncapped", ("capped", "uncapped"),
+     "TDA 48 / RRoP Limit 6: the raise cap still applies when two players are left"),
+    ("straddle", "off", "on", ("off", "on"),
+     "house rule (TDA silent; RRoP Button games): live straddles allowed"),
+    ("blind_before_ante", True, True, (True, False),
+     "TDA RP-11 (2024): a short big blind posts the blind first, then the big-blind ante"),
+    ("pl_full_blinds", True, False, (True, False),
+     "TDA 54: pot-limit sizing pre-flop counts short blinds as full"),
+    ("under_raise", "half", "half", ("half", "call"),
+     "TDA 43 / RRoP: a raise of 50% or more of the minimum is made a full raise, less is a call"),
+    ("out_of_turn", "tda53", "robert", ("tda53", "robert", "home"),
+     "TDA 53 / RRoP Action out of turn / seed 003: action out of turn"),
+    ("excess_chips", "stays", "stays", ("stays", "returned"),
+     "seed 003 (TDA 40-41): chips put in over the declaration stay in the pot"),
 )
+
+BETTING = "betting"  # house JSON's key for how the game is bet (shoe.betting.config checks it)
 
 _INDEX = {}
 for _i, _row in enumerate(SETTINGS):
@@ -62,6 +82,8 @@ def profile(rules, overrides=None, table=SETTINGS, what="house setting"):
         if not isinstance(overrides, dict):
             raise ValueError("%s overrides must be an object of setting: value" % what)
         for key in overrides:
+            if key == BETTING:
+                continue  # not a setting: the betting configuration
             row = None
             for r in table:
                 if r[0] == key:

@@ -3,7 +3,7 @@
 from shoe import cards as C
 from shoe import faults as F
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
-                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, MIX_MUCK, MIX_BURNS)
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, OP_BET, MIX_MUCK, MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
 
 
@@ -40,7 +40,14 @@ def log_entries(hand, start=0):
             if b:
                 e["seat"] = b
         elif op == OP_ACTION:
-            e = {"action": ACTIONS[b], "seat": a}
+            e = {"action": ACTIONS[b & 0x7F], "seat": a}
+            if b & 0x80:
+                e["out_of_turn"] = True
+        elif op == OP_BET:  # the amount of the action before it: the seat's total this round
+            e = {"total": a | (b << 8) | (c << 16)}
+            if out and "action" in out[-1]:
+                out[-1].update(e)
+                continue
         elif op == OP_REMOVE:
             e = {"card": C.name(a), "to": "removed"}
         elif op == OP_PICK:

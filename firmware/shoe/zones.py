@@ -25,6 +25,8 @@ OP_REMOVE = const(6)    # object code
 OP_PICK = const(7)      # zone, candidates
 OP_STATUS = const(8)    # status number
 OP_FAULT = const(9)     # fault code (shoe.faults), zone the card in flight was going to, retries
+OP_BET = const(10)      # after an action with chips (betting configured): the seat's total for
+#                         the round after it, 24 bits little-endian
 
 # reshuffle mask bits
 MIX_STUB = const(1)

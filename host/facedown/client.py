@@ -17,10 +17,14 @@ W = wire()
 PUBLIC_HANDSHAKE = ("identify", "challenge", "login")  # never sent as ACMD
 
 
+CLI_NAME = {"bet": "action"}  # the protocol's command a user gives with another name
+
+
 class ShoeError(UserError):
     """The shoe answered a command with an error."""
 
     def __init__(self, code, message, command, port=None):
+        command = CLI_NAME.get(command, command)
         if code == W.MECHANISM:  # one line: what stopped, what to do, and then
             UserError.__init__(self, "%s stopped by a mechanism fault (%s): %s; once it is "
                                      "cleared, send %s again" % (command, W.error_name(code),

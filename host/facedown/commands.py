@@ -13,7 +13,7 @@ from .engine import firmware_imports, wire
 from .errors import UserError
 
 W = wire()
-ACTIONS = ("check", "call", "bet", "raise", "fold", "allin")
+ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
 PROFILE_MAX = firmware_imports().house.PROFILE_MAX  # of a profile's name, the shoe keeps
 
 
@@ -66,11 +66,35 @@ def _positive(text):
     return n
 
 
+def _chips(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n < W.NO_AMOUNT:
+        raise argparse.ArgumentTypeError("an amount is a whole number of chips, not %r" % text)
+    return n
+
+
 def _value(text):
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     return text
+
+
+def _bet_value(key, text):
+    """A --bet value: blinds/straddles a list of numbers, structure a word, the rest a number."""
+    if key == "structure":
+        return text
+    try:
+        if key in ("blinds", "straddles"):
+            return [int(x) for x in text.replace("/", ",").split(",") if x.strip()]
+        return int(text)
+    except ValueError:
+        raise UserError("--bet %s=%s: %s" % (key, text, "a list of chip amounts, e.g. "
+                                              "%s=50,100" % key if key in ("blinds", "straddles")
+                                              else "a whole number of chips"))
 
 
 def add_command(sub):
@@ -92,6 +116,13 @@ def add_command(sub):
     p.add_argument("--rules", default=None, help="tda2024 (default) or robert")
     p.add_argument("--house", action="append", default=[], metavar="SETTING=VALUE",
                    help="override one house setting (repeatable; over the profile's)")
+    p.add_argument("--bet", action="append", default=[], metavar="KEY=VALUE",
+                   help="how the game is bet, one key a flag (repeatable; over the profile's "
+                        "[betting]): structure=nl|pl|fl, blinds=50,100, ante=N, bb_ante=N, "
+                        "straddles=200,400, bring_in=N, small_bet=N, big_bet=N, cap=N, chip=N, "
+                        "stacks=N (see docs/betting.md)")
+    p.add_argument("--no-bet", action="store_true",
+                   help="deal without betting (drop the profile's [betting])")
     p.add_argument("--json", action="store_true", help="the shoe's status afterwards, as JSON")
     p.set_defaults(func=config)
 
@@ -117,10 +148,18 @@ def add_command(sub):
     p.set_defaults(func=draw)
 
     text = ("a betting action, reported as it happens: the shoe counts it toward the misdeal "
-            "window and the missing-card procedures (it does not check the order of play yet)")
+            "window and the missing-card procedures; on a table that is not bet it does not "
+            "check the order of play, on a table that is bet it checks the order and the "
+            "amount (docs/betting.md)")
     p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
     p.add_argument("kind", choices=ACTIONS)
+    p.add_argument("amount", nargs="?", type=_chips,
+                   help="chips: the seat's total for the round after a bet, raise, completion "
+                        "or all-in (raise to N); a call's chips")
+    p.add_argument("--out-of-turn", action="store_true",
+                   help="the seat acted ahead of the order of play: the house's procedure "
+                        "deals with it (TDA 53, Robert's or the home rule; a table that is bet)")
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
@@ -365,13 +404,15 @@ def telemetry(args):
 def config_line(cfg):
     """The configuration a shoe holds, as one line: game, seats, button, rulebook, overrides."""
     seats = ",".join(str(x) for x in cfg["seats"])
-    house = cfg.get("house") or {}
-    return "%s, seats %s, %s, %s, %s%s" % (
+    house = dict(cfg.get("house") or {})
+    bet = house.pop("betting", None)
+    return "%s, seats %s, %s, %s, %s%s%s" % (
         cfg["game"], seats, "button %s" % cfg["button"] if cfg.get("button") else "no button",
         view.RULES.get(cfg["rules"], cfg["rules"]),
         "house " + ", ".join("%s=%s" % (k, json.dumps(v) if isinstance(v, bool) else v)
                              for k, v in sorted(house.items())) if house
         else "no house overrides",
+        "; betting: " + view.betting(bet) if bet is not None else "",
         ", profile %r" % cfg["profile"] if cfg.get("profile") else "")
 
 
@@ -479,6 +520,15 @@ def config(args):
             raise UserError("--house takes SETTING=VALUE, not %r" % item)
         k, v = item.split("=", 1)
         house[k.strip()] = _value(v.strip())
+    bet = dict(prof.get("betting") or {})
+    for item in args.bet:
+        if "=" not in item:
+            raise UserError("--bet takes KEY=VALUE, not %r" % item,
+                            hint="e.g. --bet structure=nl --bet blinds=50,100")
+        k, v = item.split("=", 1)
+        bet[k.strip()] = _bet_value(k.strip(), v.strip())
+    if bet and not args.no_bet:
+        house["betting"] = bet
     game = args.game or prof["game"]
     seats = args.seats if args.seats is not None else prof["seats"]
     for flag, value in (("--game", game), ("--seats", seats)):
@@ -564,7 +614,12 @@ def draw(args):
 
 
 def action(args):
-    return run_shoe(args, lambda c: c.call("action", args.seat, ACTIONS.index(args.kind)))
+    kind = ACTIONS.index(args.kind)
+    if args.amount is None and not args.out_of_turn:
+        return run_shoe(args, lambda c: c.call("action", args.seat, kind))
+    return run_shoe(args, lambda c: c.call(
+        "bet", args.seat, kind | (0x80 if args.out_of_turn else 0),
+        W.NO_AMOUNT if args.amount is None else args.amount))
 
 
 def report(args):
@@ -598,7 +653,10 @@ def describe(entry, hand, rules):
         return "PROCEDURE %s %s%s: %s" % (fw.procedures.rule(a, rules), fw.procedures.pid(a),
                                          " (seat %d)" % b if b else "", fw.procedures.text(a))
     if op == z.OP_ACTION:
-        return "seat %d %s" % (a, ACTIONS[b] if b < len(ACTIONS) else b)
+        return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
+                                 " (out of turn)" if b & 0x80 else "")
+    if op == z.OP_BET:
+        return "  ... to %d" % (a | b << 8 | c << 16)
     if op == z.OP_REMOVE:
         return "%s removed from play" % fw.cards.name(a)
     if op == z.OP_PICK:

@@ -26,6 +26,7 @@ class _Firmware:
             load("shoe.record"), load("shoe.zones")
         self.logplay = load("shoe.logplay")
         self.faults = load("shoe.faults")
+        self.betting = load("shoe.betting")
 
 
 _FW = []

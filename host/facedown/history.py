@@ -113,6 +113,10 @@ def to_record(h):
     rec["config"] = {"game": h["game"], "seats": list(h["seats"]), "button": h["button"],
                      "rules": h["rules"], "house": dict(h["house"] or {}),
                      "profile": h["profile"]}
+    if "betting" in rec["config"]["house"]:  # the bets, the pots and the payout (docs/betting.md)
+        from .payout import settle_record
+
+        rec["chips"] = settle_record(rec)
     return rec
 
 
@@ -159,6 +163,10 @@ def run(args):
             mark = "chain ok" if not h["problems"] else "; ".join(h["problems"])
             print(view.render(r, title="hand %d  [%s]\n  config   %s" % (
                 h["hand"], mark, config_line(r["config"]))))
+            if "chips" in r:
+                from .payout import lines
+
+                print("\n".join(lines(r["chips"])))
             print()
         print("%s shown of %d stored; %d failed verification" % (
             view.count(len(hands), "hand"), len(numbers), bad))

@@ -64,7 +64,7 @@ class Mirror:
             if a >= len(fw.procedures.PROCEDURES):
                 return "procedure %d" % a
         elif op == zn.OP_ACTION:
-            if b >= len(fw.record.ACTIONS):
+            if b & 0x7F >= len(fw.record.ACTIONS):
                 return "action %d" % b
         elif op == zn.OP_STATUS:
             if a >= len(fw.record.STATUS_NAMES):
@@ -72,6 +72,10 @@ class Mirror:
         elif op == zn.OP_FAULT:
             if b != zn.NOWHERE and not self._zone(b):
                 return "a fault for zone %d" % b
+        elif op == zn.OP_BET:  # the amount of the action just before it, never alone
+            log = self.z.log
+            if len(log) < 4 or log[-4] != zn.OP_ACTION:
+                return "a bet amount after no action"
         elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
             return "unknown event op %d" % op
         return None

@@ -59,6 +59,9 @@ GAMES = {
 
 # The nominal chips (the shoe records none). None: derived from the others, per game.
 DEFAULTS = {
+    "stacks": None,      # a table that is bet: the seats' starting stacks, in PHH order
+    "blinds": None,      # ... its blinds and straddles, in PHH order
+    "antes": None,       # ... its antes (the big-blind ante), in PHH order
     "variant": None,     # holdem only: "NT" (no-limit, default) or "FT" (fixed-limit)
     "stack": 200,        # every player's starting stack
     "small_blind": 1,
@@ -98,6 +101,8 @@ def _options(record, game, defaults):
         o["min_bet"] = o["big_blind"]
     for key in ("stack", "small_blind", "big_blind", "ante", "bring_in", "small_bet",
                 "big_bet", "min_bet"):
+        if o[key] is None:
+            o[key] = DEFAULTS[key] or 0
         if not isinstance(o[key], int) or isinstance(o[key], bool) or o[key] < 0:
             raise UserError("PHH option %s must be a whole number of chips, not %r" % (
                 key, o[key]))
@@ -107,9 +112,10 @@ def _options(record, game, defaults):
 class _Act:
     """A betting action from the log (or a dead hand's fold the log implies)."""
 
-    def __init__(self, index, seat, kind, street, comment=None):
+    def __init__(self, index, seat, kind, street, comment=None, total=None):
         self.index, self.seat, self.kind, self.street = index, seat, kind, street
         self.comment = comment
+        self.total = total  # a table that is bet: the seat's total for the round after it
 
 
 def _board_street(n):
@@ -210,7 +216,8 @@ class _Table:
         acts = []
         for i, e in enumerate(self.log):
             if "action" in e and e.get("seat") in self.p:
-                acts.append(_Act(i, e["seat"], e["action"], self.phase_at[i]))
+                acts.append(_Act(i, e["seat"], e["action"], self.phase_at[i],
+                                 total=e.get("total")))
         for s, (i, street, _, synthetic) in self.deaths.items():
             if synthetic:
                 acts.append(_Act(i, s, "fold", street, "dead hand%s" % self._why(i, s)))
@@ -244,13 +251,15 @@ class _Writer:
         self.t = table
         self.game = table.game
         n = len(table.order)
-        fields = {"variant": opts["variant"], "starting_stacks": [opts["stack"]] * n,
+        fields = {"variant": opts["variant"],
+                  "starting_stacks": list(opts.get("stacks") or [opts["stack"]] * n),
                   "actions": []}
         for name in _REQUIRED[opts["variant"]]:
             if name == "antes":
-                fields[name] = [opts["ante"]] * n
+                fields[name] = list(opts.get("antes") or [opts["ante"]] * n)
             elif name == "blinds_or_straddles":
-                fields[name] = [opts["small_blind"], opts["big_blind"]] + [0] * (n - 2)
+                fields[name] = list(opts.get("blinds") or [opts["small_blind"],
+                                                           opts["big_blind"]] + [0] * (n - 2))
             elif name in ("bring_in", "small_bet", "big_bet", "min_bet"):
                 fields[name] = opts[name]
         self.fields = fields
@@ -329,8 +338,16 @@ class _Writer:
             if st.can_post_bring_in():
                 return self._do(label + " pb")
             return self._do(label + " cc")
+        if kind == "bringin" and st.can_post_bring_in():
+            return self._do(label + " pb")
         if st.can_complete_bet_or_raise_to():
-            if kind == "allin":
+            if act.total is not None and st.min_completion_betting_or_raising_to_amount <= \
+                    act.total <= st.max_completion_betting_or_raising_to_amount:
+                amount = act.total  # the shoe's own figure (a table that is bet)
+            elif act.total is not None and kind == "allin" and \
+                    act.total <= st.bets[p] + st.checking_or_calling_amount:
+                return self._do(label + " cc")  # all in for a call
+            elif kind == "allin":
                 amount = st.max_completion_betting_or_raising_to_amount
             else:
                 amount = st.min_completion_betting_or_raising_to_amount
@@ -633,8 +650,13 @@ def _user_fields(table, w):
     notes = []
     if game.note:
         notes.append(game.note)
-    notes.append("chips are nominal (the shoe records none): %s; bets and raises are the "
-                 "minimum legal amount, all-ins the largest" % _stakes(w.fields))
+    if "chips" in table.record or ((table.record.get("config") or {}).get("house") or {}).get(
+            "betting") is not None:
+        notes.append("chips are the shoe's (the table was bet): %s; each bet, raise and all-in "
+                     "is the amount the shoe recorded" % _stakes(w.fields))
+    else:
+        notes.append("chips are nominal (the shoe records none): %s; bets and raises are the "
+                     "minimum legal amount, all-ins the largest" % _stakes(w.fields))
     if w.added:
         notes.append("%d action(s) marked 'added' are not in the shoe's log (it logs only the "
                      "actions reported to it): pokerkit needs them to go on" % w.added)
@@ -730,8 +752,8 @@ def to_history(record, **defaults):
     if game is None:
         raise UserError("no PHH mapping for game %r (games: %s)" % (
             record.get("game"), ", ".join(GAMES)))
-    opts = _options(record, game, defaults)
     table = _Table(record, game)
+    opts = _options(record, game, dict(_stakes_of(record, table, game), **defaults))
     with warnings.catch_warnings():   # pokerkit's own (a fold with nothing to call, ...)
         warnings.simplefilter("ignore")
         w = _write(table, opts)
@@ -741,6 +763,36 @@ def to_history(record, **defaults):
     hh = HandHistory(**fields, user_defined_fields=_user_fields(table, w))
     _check(hh)
     return hh
+
+
+def _stakes_of(record, table, game):
+    """A table that was bet: the PHH's stakes and stacks are the shoe's own (the record's config,
+    docs/betting.md), not the nominal DEFAULTS."""
+    raw = ((record.get("config") or {}).get("house") or {}).get("betting")
+    if raw is None:
+        return {}
+    from .payout import replay
+
+    b = replay(record, record["config"])
+    order = table.order
+    out = {"stacks": [b.start[s] for s in order]}
+    cfg = b.cfg
+    if cfg["structure"] == "fl" and game.family == FLOP:
+        out["variant"] = "FT" if "FT" in game.variants else None
+    if game.family == STUD:
+        out.update(ante=cfg["ante"], bring_in=cfg["bring_in"], small_bet=cfg["small_bet"],
+                   big_bet=cfg["big_bet"])
+        return out
+    forced = dict(b.blind_seats)
+    out["blinds"] = [forced.get(s, 0) for s in order]
+    out.update(small_blind=cfg["blinds"][0], big_blind=cfg["blinds"][1],
+               small_bet=cfg["small_bet"], big_bet=cfg["big_bet"], min_bet=cfg["blinds"][1])
+    antes = [cfg["ante"]] * len(order)
+    if cfg["bb_ante"]:
+        antes[order.index(b.blind_seats[1][0])] = cfg["bb_ante"]
+    out["antes"] = antes
+    out["ante"] = cfg["ante"]
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _check(hh):

@@ -16,7 +16,11 @@ behind it; `facedown profiles --check room.toml` validates a file and prints the
 settings.  The settings themselves live in the firmware (firmware/shoe/house.py): this module
 only reads, checks and explains files.  docs/profiles.md is the user's page.
 
-API: load_profile(path) -> {"name", "rules", "game", "seats", "button", "house"};
+    [betting]                  # optional: how the game is bet (docs/betting.md)
+    structure = "nl"
+    blinds = [50, 100]
+
+API: load_profile(path) -> {"name", "rules", "game", "seats", "button", "house"[, "betting"]};
 effective(profile) -> the settings dict the shoe deals by.
 """
 
@@ -38,7 +42,7 @@ except ImportError:  # Python 3.10: the tomli backport, if installed
     except ImportError:
         tomllib = None
 
-KEYS = ("name", "rules", "game", "seats", "button", "house")
+KEYS = ("name", "rules", "game", "seats", "button", "house", "betting")
 DOCS = "docs/profiles.md"
 LIST_HINT = "`facedown profiles` lists every house setting, its allowed values and its rule"
 
@@ -56,6 +60,12 @@ class ProfileError(UserError):
 
 def _house():
     return firmware_imports().house
+
+
+def _view():
+    from . import view
+
+    return view
 
 
 def settings_table():
@@ -370,6 +380,16 @@ class _Checker:
                         "put house settings under a [house] line, one `setting = value` a line")
                     continue
                 out["house"] = self.check_house(value)
+            elif key == "betting":
+                if not isinstance(value, dict):
+                    self.problem((key,), "betting: %s is %s, not a table" % (
+                        toml_value(value), _type_name(value)),
+                        "put how the game is bet under a [betting] line: structure, blinds, "
+                        "ante, ... (see docs/betting.md)")
+                    continue
+                out["betting"] = value
+        if "betting" in out:
+            self.check_betting(out)
         game, seats = out["game"], out["seats"]
         if game and seats and not 2 <= len(seats) <= fw_games.GAMES[game][4]:
             self.problem(("seats",), "seats: %s deals to 2..%d seats, not %d" % (
@@ -397,6 +417,27 @@ class _Checker:
             if self.one_of(("house", key), "house setting %s" % key, value, row[3]):
                 ok[key] = value
         return ok
+
+    def check_betting(self, out):
+        """The [betting] table, checked by the firmware's own rules (shoe.betting.config) for
+        the profile's game (hold'em's kind when it names none, stud's if it has a bring_in)."""
+        fw = firmware_imports()
+        games, value = fw.games, out["betting"]
+        if out["game"]:
+            kind = games.GAMES[out["game"]][0]
+        else:
+            kind = games.STUD if "bring_in" in value else games.BOARD
+        try:
+            fw.betting.config(kind, value, _house().profile(out["rules"], out["house"]))
+        except fw.betting.ShoeError as e:
+            named = [k for k in value if repr(k) in e.message] or sorted(  # an unknown key
+                (k for k in value if k.rstrip("s") in e.message), key=len)  # or the one named
+            self.problem(("betting", named[-1]) if named else ("betting",),
+                         "betting: %s" % (e.message[8:] if e.message.startswith("betting ")
+                                          else e.message),
+                         "see docs/betting.md for the [betting] keys")
+        except ValueError:
+            pass  # the house table's own problem, reported there
 
     def raise_if_any(self):
         if not self.problems:
@@ -445,7 +486,8 @@ def parse_profile(text, path="<profile>"):
 
 
 def load_profile(path):
-    """Read and check a profile file: {"name", "rules", "game", "seats", "button", "house"}.
+    """Read and check a profile file: {"name", "rules", "game", "seats", "button", "house",
+    "betting"}; "betting" only when the file has a [betting] table.
     game, seats and button are None when the file leaves them out; rules defaults to tda2024
     and name to the file's name; house holds only the settings the file writes.  Raises
     UserError (ProfileError for an invalid file) with "file:line: ..." and a hint."""
@@ -565,7 +607,9 @@ def check(path, as_json=False):
              "rules: %s" % prof["rules"],
              "game: %s" % (prof["game"] or "- (give --game)"),
              "seats: %s" % (", ".join(map(str, seats)) if seats else "- (give --seats)"),
-             "button: %s" % (prof["button"] if prof["button"] is not None else "-")]
+             "button: %s" % (prof["button"] if prof["button"] is not None else "-"),
+             "betting: %s" % (_view().betting(prof["betting"]) if prof.get("betting")
+                              else "- (dealt without betting; add a [betting] table)")]
     console = _console()
     for line in lines:
         console.print(Text(line))

@@ -54,7 +54,7 @@ ZONES = ("board", "burns", "muck", "aside", "removed")
 CONSERVED_ZONES = ("board", "burns", "muck", "aside")
 RECORD_KEYS = ("status", "reason", "seats", "board", "burns", "muck", "aside", "removed",
                "stub", "procedures", "faults", "log")
-EXTRA_KEYS = ("reason_contains", "one_of", "returned")
+EXTRA_KEYS = ("reason_contains", "one_of", "returned", "betting")
 WILD = "??"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9?])((?:[2-9TJQKA][cdhs])|Jk)(?![A-Za-z0-9])")
 
@@ -136,6 +136,14 @@ def mismatches(expect, record, game):
     if "faults" in expect and list(record.get("faults") or []) != expect["faults"]:
         errors.append(("faults", "faults: expected %r, got %r"
                        % (expect["faults"], list(record.get("faults") or []))))
+    for key, want in sorted((expect.get("betting") or {}).items()):  # chip by chip
+        got = (record.get("betting") or {}).get(key)
+        for seat, chips in sorted(want.items()) if key == "seats" else ():
+            if (got or {}).get(seat) != chips:
+                errors.append(("seat:" + seat, "betting seat %s: expected %r, got %r" % (
+                    seat, chips, (got or {}).get(seat))))
+        if key != "seats" and got != want:
+            errors.append((None, "betting %s: expected %r, got %r" % (key, want, got)))
     if "log" in expect and record.get("log") != expect["log"]:
         errors.append((None, "log: expected %r, got %r" % (expect["log"], record.get("log"))))
     if "reason" in expect and record.get("reason") != expect["reason"]:

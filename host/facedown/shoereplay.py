@@ -70,8 +70,12 @@ class Run:
                 chosen = self.discards(i, chosen, self.mirror.record())
             c.call("draw", W.pack_discards(sorted(chosen.items())))
         elif do == "action":
-            c.call("action", step[1], ("check", "call", "bet", "raise", "fold",
-                                       "allin").index(step[2]))
+            kind = scenario_module().ACTIONS.index(step[2])
+            if step[3] is None and not step[4]:
+                c.call("action", step[1], kind)
+            else:  # an amount, or out of turn: a table that is bet
+                c.call("bet", step[1], kind | (0x80 if step[4] else 0),
+                       W.NO_AMOUNT if step[3] is None else step[3])
         elif do == "expose":
             c.call("report", REPORT[do], step[1], step[2])
         elif do in ("premature", "misdeal"):
@@ -156,7 +160,10 @@ class Run:
                                          "after it wrote fewer journal records than "
                                          "after_writes")
         self.client.sync()
-        return self.mirror.record()
+        rec = self.mirror.record()
+        if "betting" in (self.scn.get("house") or {}):  # the shoe's own view of the chips
+            rec["betting"] = (self.client.status().get("table") or {}).get("betting")
+        return rec
 
 
 def replay(client, scn, shoe=None, discards=None):

@@ -6,6 +6,62 @@ SUIT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 RULES = {"tda2024": "Poker TDA 2024", "robert": "Robert's Rules of Poker"}
 
 
+STRUCTURE = {"nl": "no-limit", "pl": "pot-limit", "fl": "fixed-limit"}
+
+
+def betting(bet):
+    """How a table is bet, as one line: 'no-limit, blinds 50/100, big-blind ante 100'."""
+    st = bet.get("structure") or ("nl" if bet.get("blinds") else "fl")  # stud has no blinds
+    parts = [STRUCTURE.get(st, st)]
+    if bet.get("blinds"):
+        parts.append("blinds %s" % "/".join(str(b) for b in bet["blinds"]))
+    for key, label in (("straddles", "straddles"), ("ante", "ante"), ("bb_ante", "big-blind ante"),
+                       ("bring_in", "bring-in"), ("small_bet", "small bet"),
+                       ("big_bet", "big bet"), ("cap", "cap"), ("chip", "smallest chip")):
+        v = bet.get(key)
+        if v:
+            parts.append("%s %s" % (label, "/".join(str(x) for x in v) if isinstance(v, list)
+                                    else v))
+    stacks = bet.get("stacks")
+    if isinstance(stacks, dict):
+        parts.append("stacks " + ", ".join("%s:%s" % (k, stacks[k]) for k in sorted(
+            stacks, key=int)))
+    elif stacks:
+        parts.append("stacks %s each" % stacks)
+    return ", ".join(parts)
+
+
+def seat_chips(bets, seat):
+    """A seat's chips on its line: '   bet 600, stack 9400, in 600' (nothing when not bet)."""
+    d = (bets or {}).get("seats", {}).get(str(seat))
+    if not d:
+        return ""
+    parts = ["bet %d" % d["bet"]] if d["bet"] else []
+    if "stack" in d:
+        parts.append("stack %d" % d["stack"])
+    parts.append("in %d" % d["in"])
+    if d.get("allin"):
+        parts.append("ALL IN")
+    return "   (%s)" % ", ".join(parts)
+
+
+def betting_line(bets):
+    """Whose turn it is, the pot, what the seat may do: 'pot 1500; seat 4 to act: fold, call
+    200, raise 400..9800'."""
+    if bets.get("over"):
+        turn = "the betting is over"
+    elif bets.get("to_act") is None:
+        turn = "the round's betting is over: deal the next street"
+    else:
+        opts = bets.get("options")
+        turn = "seat %s to act%s" % (bets["to_act"], ": " + ", ".join(
+            k if v is None else "%s %s" % (k, v if not isinstance(v, list) else
+                                            "%d..%d" % tuple(v) if v[0] != v[1] else v[0])
+            for k, v in sorted(opts.items())) if opts else "")
+    return "%s, round %d, pot %d; %s" % (STRUCTURE.get(bets.get("structure"), "?"),
+                                         bets.get("round", 0) + 1, bets.get("pot", 0), turn)
+
+
 def count(n, noun, plural=None):
     """'1 hand', '2 hands', '0 jams' ('plural' where adding an s is wrong)."""
     return "%d %s" % (n, noun if n == 1 else plural or noun + "s")
@@ -150,10 +206,11 @@ def render(record, title=None, unicode=True):
         head += ": %s" % record["reason"]
     lines.append(head)
     gone = _empty_seats(record)
+    bets = record.get("betting")
     for seat, held in sorted(record["seats"].items(), key=lambda kv: int(kv[0])):
         shown = " ".join(card(c["card"], c["up"], unicode) for c in held) or \
             gone.get(str(seat), "(no cards)")
-        lines.append("  seat %-3s %s" % (seat, shown))
+        lines.append("  seat %-3s %s%s" % (seat, shown, seat_chips(bets, seat)))
     lines.append("  board    %s" % cards(record["board"], unicode))
     lines.append("  burns    %s" % cards(record["burns"], unicode))
     lines.append("  muck     %s" % cards(record["muck"], unicode))
@@ -162,6 +219,8 @@ def render(record, title=None, unicode=True):
     if record["removed"]:
         lines.append("  removed  %s" % cards(record["removed"], unicode))
     lines.append("  stub     %d cards (order secret)" % record["stub"])
+    if bets:
+        lines.append("  betting  " + betting_line(bets))
     for line in procedure_lines(record):
         lines.append("  > " + line)
     for line in fault_lines(record):
