@@ -20,15 +20,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "host"))
-sys.path.insert(0, HERE)
+from engine import pokerkit_hands_per_second  # this folder's (the script's sys.path[0])
+from facedown.build import PICO, SIM, build_image
+from facedown.firmware import ROOT
+from facedown.virtualshoe import find_micropython
+from memory import PICO_HEAP, kb, to32
 
-from engine import pokerkit_hands_per_second  # noqa: E402
-from facedown.build import PICO, SIM, build_image  # noqa: E402
-from facedown.virtualshoe import find_micropython  # noqa: E402
-from memory import PICO_HEAP, kb, to32  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 SCRIPT = os.path.join(HERE, "betting_mp.py")
 

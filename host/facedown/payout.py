@@ -12,7 +12,7 @@ A record is a hand record with its "config" (`facedown history --json` gives bot
 a void hand gives every chip back to the seat that put it out.
 """
 
-from . import pots
+from . import firmware, pots
 from .engine import firmware_imports
 from .errors import UserError
 
@@ -67,8 +67,9 @@ def replay(record, config):
     if raw is None:
         return None
     fw = firmware_imports()
-    from shoe.bets import Bets, WITH_TO
-    from shoe.errors import ShoeError
+    bets_module = firmware.load("shoe.bets")
+    Bets, WITH_TO = bets_module.Bets, bets_module.WITH_TO
+    ShoeError = firmware.load("shoe.errors").ShoeError
 
     h = _RecordHand(record, config)
     try:
