@@ -1,5 +1,6 @@
 """The firmware under the real MicroPython: every file compiles for the RP2040 with mpy-cross,
-and the engine gives the same hand record under the unix port (192K heap, about a Pico's) as
+and the engine, as the virtual shoe's image deploys it (.mpy), gives the same hand record under
+the unix port (192K heap, about a Pico's) as
 under CPython, for every bundled scenario and for a few hundred random ones; a good share of
 those compose two irregularities in one hand, and every one of them takes one burn a street
 (Rule 38, tests/burnwatch.py)."""
@@ -44,10 +45,33 @@ def test_compiles_for_rp2040(path, tmp_path):
     assert out.stat().st_size > 0
 
 
+_IMAGE = []
+
+
+def sim_image():
+    """The virtual shoe's image (host/facedown/build.py, target SIM: .mpy bytecode, as a shoe
+    runs it), built once for the module. The heap figures below hold for bytecode: compiling
+    the engine's source at import takes ~45 KB more, and the on-demand modules (irregular.py,
+    the procedures' catalogue) would be compiled in the middle of a hand."""
+    if not _IMAGE:
+        import atexit
+        import shutil
+        import tempfile
+
+        from facedown.build import SIM, build_image
+
+        top = tempfile.mkdtemp(prefix="facedown-mp-image-")
+        atexit.register(shutil.rmtree, top, True)
+        path = os.path.join(top, "image")
+        build_image(path, target=SIM)
+        _IMAGE.append(path)
+    return _IMAGE[0]
+
+
 def run_micropython(scenarios, heap="192K"):
-    proc = subprocess.run([tool("micropython"), "-X", "heapsize=" + heap, "scenario.py"],
-                          input="".join(json.dumps(s) + "\n" for s in scenarios), cwd=FIRMWARE, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run([tool("micropython"), "-X", "heapsize=" + heap, "-m", "scenario"],
+                          input="".join(json.dumps(s) + "\n" for s in scenarios), cwd=sim_image(),
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
