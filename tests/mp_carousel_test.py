@@ -126,13 +126,21 @@ class CarouselWorld:
         board.later(2000, self.poll)
 
 
+PINMAP_OVERRIDES = {}  # section -> {key: value} laid over the pin map (benchmarks/table.py)
+
+
 def fitted():
     """A shoe with the carousel fitted (revision B): hardware/pinmap.json with
-    carousel_stepper.fitted true, the HAL on it, the card path and the carousel's models."""
+    carousel_stepper.fitted true (and PINMAP_OVERRIDES), the HAL on it, the card path and the
+    carousel's models."""
     import json
 
     with open(PINMAP) as f:
         d = json.load(f)
+    for sec in PINMAP_OVERRIDES:
+        over = PINMAP_OVERRIDES[sec]
+        for k in over:
+            d[sec][k] = over[k]
     d["carousel_stepper"]["fitted"] = True
     if IMAGE:
         path = IMAGE + "/../pinmap-fitted.json"
@@ -463,6 +471,62 @@ def reshuffle_figures(n=52, seed="figures"):
         del cw.tray[:]
         stub = plan.cards
     return out
+
+
+def deal_figures(seats=9, seed="deal"):
+    """The initial deal of hold'em at `seats` seats (2 x seats cards to the output) and a flop
+    (a burn, three cards out: the diverter moves twice) on the fitted shoe, after power-up, in
+    the fake world: seconds for each. For benchmarks/table.py."""
+    world, hal, cw = fitted()
+    mech = hal.mech
+    stub = list(range(52))
+    world.magazine = [Card(c) for c in stub]
+    mech.load(stub[::-1])
+    mech.feed(ROUTE_REJECT)  # power-up's homing out of the figures: one card to the reject bin
+    t0 = board.ns
+    for _ in range(2 * seats):
+        mech.feed(ROUTE_OUT)
+    t1 = board.ns
+    mech.feed(ROUTE_BURN)
+    for _ in range(3):
+        mech.feed(ROUTE_OUT)
+    return {"deal_s": (t1 - t0) / 1e9, "cards": 2 * seats, "flop_s": (board.ns - t1) / 1e9}
+
+
+def carousel_spread(plans, n=52, seed="spread"):
+    """The carousel's part of a reshuffle of n cards (each card's loading move, then the
+    unloading turn) for `plans` plans drawn in turn, the cards arriving in one fixed order (the
+    feed path's part does not depend on the plan): (min, max) in ms of the fake clock, and the
+    travel's (min, max) in slots. For benchmarks/table.py: the time must not tell the plan."""
+    from shoe.shuffler import Plan
+    from shoe.drbg import HmacDrbg, seeded_entropy
+
+    world, hal, cw = fitted()
+    car = hal.carousel
+    car.ready()
+    rng = HmacDrbg(seeded_entropy(seed))
+    stub = list(range(n))
+    lo = hi = None
+    tlo = thi = None
+    for _ in range(plans):
+        plan = Plan(stub, rng)
+        t0 = board.ns
+        travel = car.travel
+        for c in stub:
+            slot = plan.slot_of(c)
+            car.load_to(slot)
+            cw.deposit(ROUTE_SHUFFLE, Card(c))
+            car.fill(c, slot)
+        car.unload(plan.drops())
+        ms = (board.ns - t0) / 1e6
+        tr = (car.travel - travel) // car.t.sps
+        assert len(cw.tray) == n and not cw.missed
+        del cw.tray[:]
+        lo = ms if lo is None else min(lo, ms)
+        hi = ms if hi is None else max(hi, ms)
+        tlo = tr if tlo is None else min(tlo, tr)
+        thi = tr if thi is None else max(thi, tr)
+    return lo, hi, tlo, thi
 
 
 def case_reshuffle_time_tells_nothing_of_the_plan():
