@@ -16,9 +16,10 @@
    time; the table's wait for the shoe per hand (for the opening shuffle, in-hand reshuffles,
    the cards); the share of the hour the mechanism is busy.
 
-Every figure is given for the shoe as designed (hardware/pinmap.json) and, as the baseline in
-the same run, for revision B as first built (hardware/table.json `baseline`: the pin map's
-values that differ).
+Every figure is given for the shoe as designed (this tree's firmware and pin map) and, as the
+baseline in the same run, for the tree of hardware/table.json's `baseline` commit (revision B
+before issue 19: taken out of git into a temporary folder; its firmware measured in a process
+of its own; the same hands played).
 
     .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--quick]
 
@@ -27,11 +28,11 @@ values that differ).
 
 import argparse
 import collections
-import copy
 import importlib.util
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 
@@ -40,36 +41,103 @@ ROOT = os.path.dirname(HERE)
 TABLE = os.path.join(ROOT, "hardware", "table.json")
 
 
-def fake_world():
-    """tests/mp_carousel_test.py as a module under CPython (the fakes, the world)."""
-    for p in (os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol")):
-        if p not in sys.path:
-            sys.path.insert(0, p)
+def fake_world(root):
+    """tests/mp_carousel_test.py of the tree at root as a module under CPython (its fakes,
+    its world, its firmware)."""
+    for p in (os.path.join(root, "tests"), os.path.join(root, "protocol")):
+        sys.path.insert(0, p)
     spec = importlib.util.spec_from_file_location(
-        "carousel_figures", os.path.join(ROOT, "tests", "mp_carousel_test.py"))
+        "carousel_figures", os.path.join(root, "tests", "mp_carousel_test.py"))
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
 
 
-def variants():
-    """(name, pin map overrides) for the design and the baseline."""
-    with open(TABLE) as f:
-        table = json.load(f)
-    return table, (("now", {}), ("baseline", table["baseline"]["pinmap"]))
+def deal_figures(m, seats=9):
+    """The initial deal of hold'em at `seats` seats (2 x seats cards to the output) and a flop
+    (a burn, three cards out: the diverter moves twice) on the fitted shoe of the fake world m,
+    after power-up's homing: seconds for each."""
+    world, hal, cw = m.fitted()
+    mech, board = hal.mech, m.board
+    stub = list(range(52))
+    world.magazine = [m.Card(c) for c in stub]
+    mech.load(stub[::-1])
+    mech.feed(m.ROUTE_REJECT)  # power-up's homing out of the figures: a card to the reject bin
+    t0 = board.ns
+    for _ in range(2 * seats):
+        mech.feed(m.ROUTE_OUT)
+    t1 = board.ns
+    mech.feed(m.ROUTE_BURN)
+    for _ in range(3):
+        mech.feed(m.ROUTE_OUT)
+    return {"deal_s": (t1 - t0) / 1e9, "cards": 2 * seats, "flop_s": (board.ns - t1) / 1e9}
 
 
-def mechanism(m, overrides, plans):
-    m.PINMAP_OVERRIDES.clear()
-    m.PINMAP_OVERRIDES.update(copy.deepcopy(overrides))
+def carousel_spread(m, plans, n=52, seed="spread"):
+    """The carousel's part of a reshuffle of n cards in the fake world m (each card's loading
+    move, as the mechanism makes it, then the unloading turn) for `plans` plans drawn in turn,
+    the cards arriving in one fixed order (the feed path's part does not depend on the plan):
+    (min, max) in ms of the fake clock, and the travel's (min, max) in slots."""
+    from shoe.drbg import HmacDrbg, seeded_entropy
+    from shoe.shuffler import Plan
+
+    world, hal, cw = m.fitted()
+    car, board = hal.carousel, m.board
+    car.ready()
+    rng = HmacDrbg(seeded_entropy(seed))
+    stub = list(range(n))
+    times, travels = [], []
+    numbered = car.load_to.__code__.co_argcount > 2  # (the baseline's takes no card number)
+    for _ in range(plans):
+        plan = Plan(stub, rng)
+        t0 = board.ns
+        travel = car.travel
+        for k, c in enumerate(stub):
+            slot = plan.slot_of(c)
+            if numbered:
+                car.load_to(slot, k)
+            else:
+                car.load_to(slot)
+            cw.deposit(m.ROUTE_SHUFFLE, m.Card(c))
+            car.fill(c, slot)
+        car.unload(plan.drops())
+        assert len(cw.tray) == n and not cw.missed
+        del cw.tray[:]
+        times.append((board.ns - t0) / 1e6)
+        travels.append((car.travel - travel) // car.t.sps)
+    return min(times), max(times), min(travels), max(travels)
+
+
+def mechanism_here(root, plans):
+    """The mechanism's figures of the tree at root (run in a process of its own: each tree
+    imports its own firmware)."""
+    m = fake_world(root)
     first52, next52 = m.reshuffle_figures(52)
     first40, next40 = m.reshuffle_figures(40, seed="stub")
-    deal = m.deal_figures(9)
-    lo, hi, tlo, thi = m.carousel_spread(plans)
-    m.PINMAP_OVERRIDES.clear()
+    deal = deal_figures(m, 9)
+    lo, hi, tlo, thi = carousel_spread(m, plans)
     return {"r52": (first52, next52), "r40": (first40, next40), "deal": deal,
             "spread_ms": hi - lo, "spread_range_ms": (lo, hi), "travel": (tlo, thi),
             "plans": plans}
+
+
+def mechanism(root, plans):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--mechanism", root,
+                          "--plans", str(plans)], capture_output=True, text=True, cwd=root)
+    if out.returncode:
+        raise SystemExit("the mechanism's figures of %s failed:\n%s" % (root, out.stderr[-3000:]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def baseline_tree(commit):
+    """The baseline's tree (hardware/table.json: a commit of this repository) in a temporary
+    folder, or None (with why) when git cannot give it."""
+    folder = tempfile.mkdtemp(prefix="facedown-baseline-")
+    git = subprocess.run("git archive %s | tar -x -C %s" % (commit, folder), shell=True,
+                         cwd=ROOT, capture_output=True, text=True)
+    if git.returncode:
+        return None, git.stderr.strip().splitlines()[-1:] or ["git failed"]
+    return folder, None
 
 
 # --------------------------------------------------------------------------- the table's hour
@@ -219,19 +287,28 @@ def main():
     ap.add_argument("--plans", type=int, default=1000, help="plans for the timing spread")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--quick", action="store_true", help="40 hands, 4 plans (`make test`)")
+    ap.add_argument("--mechanism", metavar="ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.mechanism:
+        print(json.dumps(mechanism_here(args.mechanism, args.plans)))
+        return
     if args.quick:
         args.hands, args.plans = min(args.hands, 40), min(args.plans, 4)
-    table, designs = variants()
+    with open(TABLE) as f:
+        table = json.load(f)
     betting_s = table["betting_s_per_hand"]["value"]
-    m = fake_world()
     hands = play_hour(args.hands, args.seed)
+    base_root, why = baseline_tree(table["baseline"]["commit"])
+    if base_root is None:
+        raise SystemExit("the baseline (commit %s) is not to be had: %s; run this from a git "
+                         "checkout of the project" % (table["baseline"]["commit"], why[0]))
+    designs = ("now", "baseline")
     res = {}
-    for name, overrides in designs:
-        fig = mechanism(m, overrides, args.plans)
+    for name, root in (("now", ROOT), ("baseline", base_root)):
+        fig = mechanism(root, args.plans)
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
     base = res["baseline"]
-    for name, _ in designs:
+    for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
         print("== %s%s" % (name, "" if name == "baseline" else
                            " (the shoe as designed; baseline: %s)" % table["baseline"]["name"]))

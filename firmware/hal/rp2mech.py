@@ -73,6 +73,8 @@ class Timing:
         self.spc = fs.steps_per_card
         self.cruise = fs.cruise_steps_per_s
         self.max_rate = fs.max_steps_per_s
+        # a card into the carousel goes to no player: it runs faster (MECHANISM.md)
+        self.shuffle_rate = fs.shuffle_steps_per_s
         self.accel = fs.accel_steps_per_s2
         spm = b["steps_per_mm"]
         self.spm = spm
@@ -441,6 +443,7 @@ class Mechanism:
         self.notes = []          # the last few things that happened: (what, detail)
         self.last_route = None
         self.last = None         # the last feed's Held (lengths, double...)
+        self.rate = None         # the card's speed (None: the cruise; a reshuffle's: faster)
         self.retries = 0         # jam retries during the last feed
         self.recovered = 0       # feeds whose jams the reverse-and-retry cleared (since boot)
 
@@ -666,7 +669,7 @@ class Mechanism:
             steps = cyc.t_on + t.hold_after_throat - self.turn
         else:
             steps = t.spc - self.turn
-        why = self._run(steps, True, watch)
+        why = self._run(steps, True, watch, self.rate)
         if why is None and cyc.t_on is None:
             return "the card did not reach the throat"
         return why
@@ -822,7 +825,7 @@ class Mechanism:
                         st.retarget(end[0] - self.origin)
                 return None
 
-            why = self._run(end[0] - self.turn, True, watch)
+            why = self._run(end[0] - self.turn, True, watch, self.rate)
             if why is None and not b.throat.active:
                 break
             why = why or "the card is still in the throat"
