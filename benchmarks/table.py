@@ -188,13 +188,16 @@ class Table:
         mech.load = counted_load
 
     def new_hand(self):
-        self.hand = {"cards": collections.Counter(), "reshuffles": [], "stop_ms": 0}
+        self.hand = {"cards": collections.Counter(), "reshuffles": [], "stop_ms": 0, "steps": 0}
         self.mech.spent_ms = 0
 
     def call(self, name, *args):
         from facedown.client import ShoeError
 
+        fed = sum(self.hand["cards"].values()) if self.hand is not None else 0
         body = self.host.raw(name, *args)
+        if self.hand is not None and sum(self.hand["cards"].values()) > fed:
+            self.hand["steps"] += 1  # a step that fed cards: the path was the hand's
         code, got = self.W.decode_reply(body, self.W.COMMAND_REPLY[self.W.COMMAND_IDS[name]])
         if code:
             raise ShoeError(code, got if isinstance(got, str) else str(got), name)
@@ -251,34 +254,49 @@ def reshuffle_s(fig, n):
     return a + (n - 40) * (b - a) / 12.0
 
 
-def hour(fig, hands, betting_s):
+def hour(fig, hands, betting_s, two_decks=False):
     """The table's hour from the hands played and the mechanism's figures: a dict of figures.
-    The opening shuffle is the hand's first reshuffle; the table waits for all of it."""
+    One deck: the opening shuffle is the hand's first reshuffle, and the table waits for all
+    of it. Two decks (SHUFFLER.md): the next deck loads in the path's idle time while the
+    players act (betting_s); the table waits for what does not fit (all of it with no betting
+    time), a dealing step waits for the card going into the carousel to finish (half a card's
+    loading on average), and a hand with an in-hand reshuffle (which clears the carousel first:
+    the next deck starts again after it) leaves the next deck half its idle time."""
     card_s = fig["deal"]["deal_s"] / fig["deal"]["cards"]
     route_change_s = (fig["deal"]["flop_s"] - 4 * card_s) / 2  # a flop moves the diverter twice
-    opening = in_hand = cards = stops = 0.0
-    in_hand_count = 0
+    load_card_s = fig["r52"][1]["load_s_per_card"]
+    opening = in_hand = cards = stops = wait_open = interleave = 0.0
+    in_hand_count = zero = 0
     for h in hands:
         rs = h["reshuffles"]
-        if rs:
-            opening += reshuffle_s(fig, rs[0])
+        t_open = reshuffle_s(fig, rs[0]) if rs else 0.0
+        opening += t_open
         for n in rs[1:]:
             in_hand += reshuffle_s(fig, n)
             in_hand_count += 1
+        if two_decks:
+            idle = betting_s / (2.0 if rs[1:] else 1.0)
+            w = max(0.0, t_open - idle)
+            wait_open += w
+            zero += w == 0.0
+            interleave += min(h["steps"] * load_card_s / 2, idle)
+        else:
+            wait_open += t_open
         c = h["cards"]
         n_cards = sum(c.values())
         cards += n_cards * card_s + 2 * c.get(1, 0) * route_change_s  # to and from the burn
         stops += h["stop_ms"] / 1000.0
     k = float(len(hands))
-    shoe = (opening + in_hand + cards + stops) / k
-    wait = shoe  # one deck: the table waits for everything the shoe does
+    shoe = (opening + in_hand + cards + stops) / k   # the mechanism's work a hand
+    wait = (wait_open + interleave + in_hand + cards + stops) / k
     per_hand = wait + betting_s
     return {"hands": len(hands), "opening_s": opening / k, "in_hand_s": in_hand / k,
             "in_hand_reshuffles": in_hand_count, "cards_s": cards / k, "stops_s": stops / k,
-            "shoe_s": shoe, "wait_s": wait, "wait_opening_s": opening / k,
-            "hands_per_hour_shoe_only": 3600.0 / wait,
+            "shoe_s": shoe, "wait_s": wait, "wait_opening_s": wait_open / k,
+            "interleave_s": interleave / k, "hands_no_wait": zero,
+            "hands_per_hour_shoe_only": 3600.0 / (shoe if two_decks else wait),
             "hands_per_hour": 3600.0 / per_hand, "betting_s": betting_s,
-            "busy_share": shoe / per_hand, "card_s": card_s}
+            "busy_share": min(1.0, shoe / per_hand), "card_s": card_s}
 
 
 def main():
@@ -307,6 +325,7 @@ def main():
     for name, root in (("now", ROOT), ("baseline", base_root)):
         fig = mechanism(root, args.plans)
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
+    res["now"]["two_decks"] = hour(res["now"]["mechanism"], hands, betting_s, True)
     base = res["baseline"]
     for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
@@ -335,6 +354,20 @@ def main():
               % (hr["wait_s"], hr["wait_opening_s"], hr["in_hand_s"], hr["cards_s"],
                  hr["stops_s"]))
         print("  mechanism busy %.0f %% of the hour" % (100 * hr["busy_share"]))
+    two = res["now"]["two_decks"]
+    print("== two decks (the next deck shuffled while a hand is dealt: SHUFFLER.md; this tree's "
+          "mechanism)")
+    print("  the table waits for the opening shuffle %.1f s a hand (0 s in %d of %d hands; one "
+          "deck: %.1f s; baseline %.1f s), %.1f s a hand for dealing steps behind a card going "
+          "into the carousel"
+          % (two["wait_opening_s"], two["hands_no_wait"], two["hands"],
+             res["now"]["hour"]["wait_opening_s"], base["hour"]["wait_opening_s"],
+             two["interleave_s"]))
+    print("  hands/hour with %.0f s of betting a hand: %.1f (one deck %.1f, baseline %.1f); the "
+          "shoe the only delay: %.1f (the path shuffles the next deck too)"
+          % (betting_s, two["hands_per_hour"], res["now"]["hour"]["hands_per_hour"],
+             base["hour"]["hands_per_hour"], two["hands_per_hour_shoe_only"]))
+    print("  mechanism busy %.0f %% of the hour" % (100 * two["busy_share"]))
     now = res["now"]["hour"]
     print("ratio to the baseline: hands/hour x%.2f (shoe only), x%.2f (with betting); "
           "52-card reshuffle x%.2f"

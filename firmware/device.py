@@ -602,7 +602,10 @@ class Device:
                 raise  # a failing entropy source stops dealing, never degrades (execute says so)
             raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
+        if order is None:  # two decks: the next one lies shuffled already (SHUFFLER.md)
+            order = self.mech.next_deck()
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
+        self.mech.gather(C.deck(hand.deck_kind), rng)  # the other deck loads while this is dealt
         # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
         # shuffle: none waits outside, nothing to recover
         self.mech.delivered = []

@@ -41,7 +41,8 @@ FIGURES = {
                  r"hands/hour, the shoe the only delay: %s" % NUMBER,
                  r"the table waits for the shoe %s s a hand: opening shuffle %s s" % (NUMBER,
                                                                                       NUMBER),
-                 r"mechanism busy \d+ % of the hour", r"ratio to the baseline"],
+                 r"mechanism busy \d+ % of the hour", r"ratio to the baseline",
+                 r"the table waits for the opening shuffle %s s a hand \(0 s in \d+ of" % NUMBER],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
 }

@@ -478,6 +478,9 @@ def _check_sections(data, sigs, p):
     for name in SECTIONS:
         if not isinstance(data.get(name), dict):
             p.append("section %s is missing" % name)
+    gt = data.get("gather_tray")  # optional: revision C's two decks (SHUFFLER.md)
+    if gt is not None and (not isinstance(gt, dict) or gt.get("fitted") not in (True, False)):
+        p.append("gather_tray.fitted must be true or false")
     fs = data.get("feed_stepper")
     if isinstance(fs, dict):
         full, micro, mx = _check_stepper(fs, "feed_stepper", sigs, p)

@@ -449,6 +449,15 @@ class Mechanism:
 
     # ---------------------------------------------------------------- SimMech's interface
 
+    def next_deck(self):
+        """The two-deck shoe's next deck (SimMech.next_deck): no gather tray is fitted on the
+        Pico's revisions yet (hardware/SHUFFLER.md "Two decks"), so every hand shuffles its
+        own deck."""
+        return None
+
+    def gather(self, cards, rng):
+        """SimMech.gather: nothing to load without a gather tray."""
+
     def load(self, stub, plan=None):
         """The stub, as SimMech.load; the plan of a reshuffle is for a carousel
         (hal.carousel_rp2.ShufflingMechanism): without one the stub's order is not known."""
