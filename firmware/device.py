@@ -687,6 +687,9 @@ class Device:
                "events": self.event_next, "fault": self.fault, "latched": self.latched,
                "recovered": self.mech.recovered, "locked": self.locked,
                "session": wire.ROLES[self.role]}
+        nd = self.mech.next_status()  # two decks: the next one's state, never its order
+        if nd is not None:
+            out["next_deck"] = nd
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
                              "button": self.config[2], "rules": self.config[3],

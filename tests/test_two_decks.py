@@ -48,6 +48,8 @@ def test_the_next_hand_starts_from_the_deck_shuffled_during_this_one():
     # meanwhile hand 1's deck went into the gather tray and is the next one, of the other back
     assert nd.state == B.READY and nd.starts == 2 and nd.back == 0
     # nothing of the next deck's order in what the host sees
+    assert s.status()["next_deck"] == {"back": "red", "state": "ready", "in": 52, "of": 52,
+                                       "problem": None}
     st = json.dumps(s.status())
     for i in range(0, 10):
         assert " ".join(C.name(c) for c in nd.plan.cards[i:i + 3]) not in st
@@ -76,6 +78,9 @@ def test_a_card_caught_between_the_decks_is_named_and_the_deck_loads_again():
     text = mech.next_problem
     assert text.startswith("the %s deck is missing 1 card(s): 3d; " % B.BACKS[nd.back]), text
     assert "Jk (foreign), 9s (other deck)" in text, text
+    # the host sees it in status, named; the deck's state and count, never its order
+    assert s.status()["next_deck"] == {"back": B.BACKS[nd.back], "state": "loading", "in": 51,
+                                       "of": 52, "problem": text}
     # the next hand cannot start from it: its own shuffle, and the deck is loaded again
     mech.gather = keep
     s.ok("end")

@@ -458,6 +458,10 @@ class Mechanism:
     def gather(self, cards, rng):
         """SimMech.gather: nothing to load without a gather tray."""
 
+    def next_status(self):
+        """SimMech.next_status: no next deck."""
+        return None
+
     def load(self, stub, plan=None):
         """The stub, as SimMech.load; the plan of a reshuffle is for a carousel
         (hal.carousel_rp2.ShufflingMechanism): without one the stub's order is not known."""

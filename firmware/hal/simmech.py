@@ -174,6 +174,17 @@ class SimMech:
         else:
             self.next_problem = nd.problem()
 
+    def next_status(self):
+        """For status (None with one deck): the next deck's back, state, cards in, and what
+        stopped its loading (the missing and rejected cards by name): never its order."""
+        nd = self.batch
+        if nd is None:
+            return None
+        from shoe.batch import BACKS, STATES
+
+        return {"back": BACKS[nd.back], "state": STATES[nd.state], "in": nd.count,
+                "of": nd.size(), "problem": self.next_problem}
+
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a
         foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
