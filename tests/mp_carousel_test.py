@@ -537,5 +537,9 @@ CPYTHON_ONLY = [case_engine_reshuffles_through_the_carousel]
 
 if __name__ == "__main__":
     # (the reshuffle's case was 256 KB to the byte: the path of the image it runs from is
-    # enough to tip it; benchmarks/rp2_heap.py prints every case's margin)
-    main(TESTS, __file__, {"case_carousel_reshuffle": "288K"})
+    # enough to tip it; benchmarks/rp2_heap.py prints every case's margin). The two cases that
+    # run whole reshuffles twice or three times over (issue 19: the pads' and the fast feed's
+    # code, the pin map's new keys) tipped past 256 KB on this 64-bit port too: the Pico's
+    # own heap is measured by benchmarks/memory.py
+    main(TESTS, __file__, {"case_carousel_reshuffle": "288K", "case_reshuffle_figures": "288K",
+                           "case_reshuffle_time_tells_nothing_of_the_plan": "288K"})

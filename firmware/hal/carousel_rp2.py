@@ -532,6 +532,7 @@ class ShufflingMechanism(Mechanism):
         feeds = self.feeds
         self.before = None
         self.rate = self.t.shuffle_rate
+        self.acc = self.t.shuffle_accel
         try:
             reads = Mechanism.feed(self, ROUTE_SHUFFLE)
         except MechanismFault as e:
@@ -545,6 +546,7 @@ class ShufflingMechanism(Mechanism):
             self.before = saved
             self.feeds = feeds
             self.rate = None
+            self.acc = None
         if self.last_route == ROUTE_SHUFFLE and len(reads) == 1:
             code = reads[0]
             self.carousel.fill(code, job.plan.slot_of(code))

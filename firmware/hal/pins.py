@@ -488,6 +488,7 @@ def _check_sections(data, sigs, p):
         if cruise is not None and mx is not None and cruise > mx:
             p.append("feed_stepper.cruise_steps_per_s (%d) exceeds max_steps_per_s (%d)" % (cruise, mx))
         _num(fs, "accel_steps_per_s2", 1000, 1000000, "feed_stepper", p, True)
+        _num(fs, "shuffle_accel_steps_per_s2", 1000, 1000000, "feed_stepper", p, True)
         fast = _num(fs, "shuffle_steps_per_s", 100, 100000, "feed_stepper", p, True)
         if fast is not None and mx is not None and fast > mx:
             p.append("feed_stepper.shuffle_steps_per_s (%d) exceeds max_steps_per_s (%d)"

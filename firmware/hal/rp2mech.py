@@ -75,6 +75,7 @@ class Timing:
         self.max_rate = fs.max_steps_per_s
         # a card into the carousel goes to no player: it runs faster (MECHANISM.md)
         self.shuffle_rate = fs.shuffle_steps_per_s
+        self.shuffle_accel = fs.shuffle_accel_steps_per_s2
         self.accel = fs.accel_steps_per_s2
         spm = b["steps_per_mm"]
         self.spm = spm
@@ -444,6 +445,7 @@ class Mechanism:
         self.last_route = None
         self.last = None         # the last feed's Held (lengths, double...)
         self.rate = None         # the card's speed (None: the cruise; a reshuffle's: faster)
+        self.acc = None          # ... and its acceleration (None: the stepper's)
         self.retries = 0         # jam retries during the last feed
         self.recovered = 0       # feeds whose jams the reverse-and-retry cleared (since boot)
 
@@ -568,7 +570,7 @@ class Mechanism:
         if len(self.notes) > 16:
             self.notes.pop(0)
 
-    def _run(self, steps, forward, watch=None, rate=None):
+    def _run(self, steps, forward, watch=None, rate=None, accel=None):
         """Move `steps` steps, tracking the beams (and the card cycle, if one is under way).
         watch(ms since the start, D's edge, T's edge) may return a reason to stop (a jam),
         which is then returned. The lid opening stops everything."""
@@ -579,7 +581,7 @@ class Mechanism:
         self.origin = origin = self.turn
         if steps <= 0:
             return None
-        st.start(steps, forward, rate)
+        st.start(steps, forward, rate, accel)
         t0 = clock.ticks_ms()
         cyc = self.cyc
         while True:
@@ -682,7 +684,7 @@ class Mechanism:
             steps = cyc.t_on + t.hold_after_throat - self.turn
         else:
             steps = t.spc - self.turn
-        why = self._run(steps, True, watch, self.rate)
+        why = self._run(steps, True, watch, self.rate, self.acc)
         if why is None and cyc.t_on is None:
             return "the card did not reach the throat"
         return why
@@ -838,7 +840,7 @@ class Mechanism:
                         st.retarget(end[0] - self.origin)
                 return None
 
-            why = self._run(end[0] - self.turn, True, watch, self.rate)
+            why = self._run(end[0] - self.turn, True, watch, self.rate, self.acc)
             if why is None and not b.throat.active:
                 break
             why = why or "the card is still in the throat"
