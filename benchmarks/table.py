@@ -147,7 +147,7 @@ class Table:
     over an InProcess session, on the simulated mechanism (counted: the cards fed by route,
     the reshuffles and their sizes, the stops' time)."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, two_decks=False):
         for p in (os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol"),
                   os.path.join(ROOT, "firmware"), os.path.join(ROOT, "host")):
             if p not in sys.path:
@@ -163,6 +163,8 @@ class Table:
         hal = PyHal(folder, flash=RamFlash(blocks=64), seed="table/%d" % seed)
         key = provision(folder, hal.device_id)
         self.mech = hal.mech
+        if two_decks:
+            self.mech.two_decks()  # the simulator's two-deck shoe (SimMech, shoe/batch.py)
         self.dev = Device(hal)
         self.host = InProcess(self.dev, wire, key, "maintenance")
         self.hand = None
@@ -216,21 +218,23 @@ class Table:
         self.mirror.status = h.status if h is not None else 0
 
 
-def play_hour(hands, seed):
+def play_hour(hands, seed, two_decks=False):
     """Play `hands` hands of 9-seat hold'em with the demo's irregularities: a list of what each
-    hand asked of the mechanism."""
+    hand asked of the mechanism. two_decks: on the simulator's two-deck shoe, where a hand
+    starts from the deck shuffled during the last one when it is ready ("from_next")."""
     sys.path.insert(0, os.path.join(ROOT, "host"))
     from facedown.demo import SEATS, Demo
 
     args = argparse.Namespace(seed=seed, hands=hands, feed_ms=0, rules="tda2024")
     demo = Demo(args)
     demo.screen = argparse.Namespace(say=lambda *a, **k: None)
-    t = Table(seed)
+    t = Table(seed, two_decks)
     t.call("config", "holdem", sum(1 << s for s in SEATS), 9, "tda2024", "{}")
     out = []
     for _ in range(hands):
         t.new_hand()
         t.call("hand", 0)
+        t.hand["from_next"] = not t.hand["reshuffles"]  # no opening shuffle: the next deck
         demo.mirror = t.mirror
         try:
             demo.play(t, None)
@@ -257,31 +261,37 @@ def reshuffle_s(fig, n):
 def hour(fig, hands, betting_s, two_decks=False):
     """The table's hour from the hands played and the mechanism's figures: a dict of figures.
     One deck: the opening shuffle is the hand's first reshuffle, and the table waits for all
-    of it. Two decks (SHUFFLER.md): the next deck loads in the path's idle time while the
-    players act (betting_s); the table waits for what does not fit (all of it with no betting
-    time), a dealing step waits for the card going into the carousel to finish (half a card's
-    loading on average), and a hand with an in-hand reshuffle (which clears the carousel first:
-    the next deck starts again after it) leaves the next deck half its idle time."""
+    of it. Two decks (hands played on the simulator's two-deck shoe): a hand that starts from
+    the next deck had it loaded in the path's idle time during the last hand while the players
+    acted (betting_s); the table waits for what did not fit (all of it with no betting time),
+    a dealing step waits for the card going into the carousel to finish (half a card's loading
+    on average), and a hand with an in-hand reshuffle (which clears the carousel first: the
+    next deck starts again after it) leaves the next deck half its idle time. A hand that does
+    not start from the next deck (the first) waits for its own opening shuffle."""
     card_s = fig["deal"]["deal_s"] / fig["deal"]["cards"]
     route_change_s = (fig["deal"]["flop_s"] - 4 * card_s) / 2  # a flop moves the diverter twice
     load_card_s = fig["r52"][1]["load_s_per_card"]
     opening = in_hand = cards = stops = wait_open = interleave = 0.0
-    in_hand_count = zero = 0
+    in_hand_count = zero = from_next = 0
+    idle = betting_s
     for h in hands:
-        rs = h["reshuffles"]
-        t_open = reshuffle_s(fig, rs[0]) if rs else 0.0
+        rs = list(h["reshuffles"])
+        if h.get("from_next"):
+            t_open = reshuffle_s(fig, 52)
+            w = max(0.0, t_open - idle)
+            from_next += 1
+        else:
+            t_open = reshuffle_s(fig, rs.pop(0)) if rs else 0.0
+            w = t_open
         opening += t_open
-        for n in rs[1:]:
+        wait_open += w
+        zero += w == 0.0
+        for n in rs:
             in_hand += reshuffle_s(fig, n)
             in_hand_count += 1
+        idle = betting_s / (2.0 if rs else 1.0)  # what the next hand's deck gets
         if two_decks:
-            idle = betting_s / (2.0 if rs[1:] else 1.0)
-            w = max(0.0, t_open - idle)
-            wait_open += w
-            zero += w == 0.0
             interleave += min(h["steps"] * load_card_s / 2, idle)
-        else:
-            wait_open += t_open
         c = h["cards"]
         n_cards = sum(c.values())
         cards += n_cards * card_s + 2 * c.get(1, 0) * route_change_s  # to and from the burn
@@ -293,7 +303,7 @@ def hour(fig, hands, betting_s, two_decks=False):
     return {"hands": len(hands), "opening_s": opening / k, "in_hand_s": in_hand / k,
             "in_hand_reshuffles": in_hand_count, "cards_s": cards / k, "stops_s": stops / k,
             "shoe_s": shoe, "wait_s": wait, "wait_opening_s": wait_open / k,
-            "interleave_s": interleave / k, "hands_no_wait": zero,
+            "interleave_s": interleave / k, "hands_no_wait": zero, "from_next": from_next,
             "hands_per_hour_shoe_only": 3600.0 / (shoe if two_decks else wait),
             "hands_per_hour": 3600.0 / per_hand, "betting_s": betting_s,
             "busy_share": min(1.0, shoe / per_hand), "card_s": card_s}
@@ -325,7 +335,8 @@ def main():
     for name, root in (("now", ROOT), ("baseline", base_root)):
         fig = mechanism(root, args.plans)
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
-    res["now"]["two_decks"] = hour(res["now"]["mechanism"], hands, betting_s, True)
+    two_hands = play_hour(args.hands, args.seed, two_decks=True)
+    res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
     base = res["baseline"]
     for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
@@ -357,6 +368,8 @@ def main():
     two = res["now"]["two_decks"]
     print("== two decks (the next deck shuffled while a hand is dealt: SHUFFLER.md; this tree's "
           "mechanism)")
+    print("  %d of %d hands started from the deck shuffled during the last one (the "
+          "simulator's two-deck shoe, the same demo seed)" % (two["from_next"], two["hands"]))
     print("  the table waits for the opening shuffle %.1f s a hand (0 s in %d of %d hands; one "
           "deck: %.1f s; baseline %.1f s), %.1f s a hand for dealing steps behind a card going "
           "into the carousel"
