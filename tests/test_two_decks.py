@@ -136,3 +136,22 @@ def test_on_the_virtual_shoe_a_power_cut_mid_hand_keeps_the_hand():
             assert len(cards) == 18 + 5 and len(set(cards)) == 23, cards
             c.call("end")
         c.close()
+
+
+def test_facedown_sim_two_decks_shows_the_next_deck_never_its_order(tmp_path):
+    """What a user meets: `facedown sim --two-decks`, a hand started and dealt with the
+    facedown command; `status --json` shows the next deck ready (its back, state, count), and
+    nothing of its order; --deck with --two-decks is refused in one line."""
+    from cli import Sim, run
+
+    with Sim("--two-decks", "--seed", 3, "--flash", tmp_path / "flash") as sim:
+        for argv in (("login", "--role", "maintenance"),
+                     ("config", "--game", "holdem", "--seats", "1-9"), ("hand",), ("deal",)):
+            proc = run("--port", sim.port, *argv)
+            assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+        st = json.loads(run("--port", sim.port, "status", "--json").stdout)
+        assert st["next_deck"] == {"back": "blue", "state": "ready", "in": 52, "of": 52,
+                                   "problem": None}, st.get("next_deck")
+    proc = run("sim", "--two-decks", "--deck", "".join(C.name(c) for c in range(52)))
+    assert proc.returncode != 0 and "give one of them" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
