@@ -33,7 +33,7 @@ def test_the_next_hand_starts_from_the_deck_shuffled_during_this_one():
     table(s)                                  # hand 1: its own opening shuffle (one deck so far)
     assert plans == [True]
     nd = mech.batch
-    assert nd.state == B.READY and mech.next_problem is None, "the other deck was loaded"
+    assert nd.state == B.READY and mech.decks.problem is None, "the other deck was loaded"
     assert nd.starts == 1 and mech.carousel.shuffles == 2
     next_order = nd.plan.cards[::-1]
     s.ok("deal", 0)
@@ -64,18 +64,18 @@ def test_a_card_caught_between_the_decks_is_named_and_the_deck_loads_again():
     # (the 3d stayed on the table), and a joker
     # (the ready deck, mech.batch.back, is the one hand 2 is dealt from)
     in_play = mech.batch.back
-    mech.gather_extra = [(C.parse("9s"), in_play), (C.JOKER, 1 - in_play)]
+    mech.decks.gather_extra = [(C.parse("9s"), in_play), (C.JOKER, 1 - in_play)]
     keep = mech.gather
 
     def short(cards, rng):
         keep([c for c in cards if c != C.parse("3d")], rng)
-        mech.gather_extra = []
+        mech.decks.gather_extra = []
 
     mech.gather = short
     s.ok("hand", 0)
     nd = mech.batch
     assert nd.state == B.LOADING
-    text = mech.next_problem
+    text = mech.decks.problem
     assert text.startswith("the %s deck is missing 1 card(s): 3d; " % B.BACKS[nd.back]), text
     assert "Jk (foreign), 9s (other deck)" in text, text
     # the host sees it in status, named; the deck's state and count, never its order

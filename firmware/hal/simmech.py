@@ -61,11 +61,8 @@ class SimMech:
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
-        self.batch = None        # shoe.batch.NextDeck: the two decks are on (two_decks())
-        self.gather_tray = []    # the gather tray: (code, back), the next card in at the end
-        self.gather_extra = []   # cards a test slips into the gather tray: (code, back)
-        self.next_problem = None  # what the next deck's loading stopped on (batch.problem())
-        self.tray_stack = []     # the shuffle tray's stack (the next deck), top card first
+        self.decks = None        # hal.simdecks.TwoDecks: the two decks are on (two_decks())
+        self.batch = None        # ... its shoe.batch.NextDeck
 
     def random_faults(self, rate, rng):
         """Arm a random mechanism fault (one of RANDOM: a double feed, a boxed card, a jam the
@@ -118,72 +115,28 @@ class SimMech:
         self.stack[:] = stub
 
     # ---------------------------------------------------------------- the two decks
+    # (hal/simdecks.py, imported only when they are on: SimMech's own code stays small)
 
     def two_decks(self, kind=0):
         """The two-deck shoe (hardware/SHUFFLER.md "Two decks"): from the next hand on, the
         finished hand's deck loads into the carousel while the next hand is dealt."""
-        from shoe.batch import NextDeck
+        from hal.simdecks import TwoDecks
 
-        self.batch = NextDeck(kind)
+        self.decks = TwoDecks(self, kind)
+        self.batch = self.decks.nd
 
     def next_deck(self):
-        """The next hand's deck when it lies shuffled on the tray: the operator puts it into
-        the magazine; its order, first card out first (Hand's order). Else None (the hand's
-        own opening shuffle, on the table's clock)."""
-        nd = self.batch
-        if nd is None or nd.state == 0:  # batch.EMPTY
-            return None
-        if nd.state != 3:  # not READY: the cards in the pockets drop onto the tray, the
-            nd.lost()      # next deck is gathered and loaded again with a new plan
-            if self.carousel is not None:
-                self.carousel.pockets = [None] * len(self.carousel.pockets)
-            return None
-        tray = self.tray_stack
-        order = nd.deal()
-        if tray[::-1] != order:
-            raise ValueError("the shuffle tray's stack differs from the next deck's plan")
-        return order
+        """The next hand's deck, shuffled (its order, first card out first), else None."""
+        return None if self.decks is None else self.decks.next_deck()
 
     def gather(self, cards, rng):
-        """The other deck (the finished hand's, or the second deck before the first hand) goes
-        into the gather tray, then into the carousel card by card, each read on its way in (the
-        path's idle time between the hand's steps on the shoe; at once here), and onto the
-        shuffle tray. Cards that do not belong are named (next_problem) and left out."""
-        nd = self.batch
-        if nd is None:
-            return
-        from hal.simcarousel import SimCarousel
-        from shoe.batch import LOADED
-
-        back = nd.back
-        self.gather_tray = [(c, back) for c in cards[::-1]] + self.gather_extra
-        self.gather_extra = []
-        nd.start(rng)
-        if self.carousel is None:
-            self.carousel = SimCarousel(nd.plan.slots)
-        car = self.carousel
-        self.next_problem = None
-        while self.gather_tray:
-            code, b = self.gather_tray.pop()
-            verdict, slot = nd.take(code, b)
-            if slot >= 0:
-                car.put(code & 63, slot)
-        if nd.state == LOADED:
-            self.tray_stack = car.empty(nd.plan)
-            nd.unloaded()
-        else:
-            self.next_problem = nd.problem()
+        """The other deck goes into the gather tray and the carousel (two decks only)."""
+        if self.decks is not None:
+            self.decks.gather(cards, rng)
 
     def next_status(self):
-        """For status (None with one deck): the next deck's back, state, cards in, and what
-        stopped its loading (the missing and rejected cards by name): never its order."""
-        nd = self.batch
-        if nd is None:
-            return None
-        from shoe.batch import BACKS, STATES
-
-        return {"back": BACKS[nd.back], "state": STATES[nd.state], "in": nd.count,
-                "of": nd.size(), "problem": self.next_problem}
+        """For status: the next deck's state (None with one deck), never its order."""
+        return None if self.decks is None else self.decks.status()
 
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a
