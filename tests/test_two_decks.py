@@ -155,3 +155,15 @@ def test_facedown_sim_two_decks_shows_the_next_deck_never_its_order(tmp_path):
     proc = run("sim", "--two-decks", "--deck", "".join(C.name(c) for c in range(52)))
     assert proc.returncode != 0 and "give one of them" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_short_deck_game_gathers_its_36_cards():
+    s, plans = two_deck_shoe()
+    s.ok("config", "shortdeck", 0b1110, 3, "tda2024", "")
+    s.ok("hand", 0)
+    nd = s.hal.mech.batch
+    assert nd.state == B.READY and nd.size() == 36
+    s.ok("end")
+    del plans[:]
+    s.ok("hand", 0)
+    assert plans == [False] and sorted(s.dev.hand.z.stub) == C.deck(C.SHORT)

@@ -3,6 +3,7 @@
 # each card read on its way in by shoe/batch.py's bookkeeping, and the shuffle tray's stack
 # that the next hand starts from. The shoe does the loading in the path's idle time between
 # the hand's steps; the simulator does it at once, when the hand starts.
+from shoe import cards as C
 from shoe.batch import BACKS, EMPTY, LOADED, READY, STATES, NextDeck
 
 
@@ -40,6 +41,7 @@ class TwoDecks:
         from hal.simcarousel import SimCarousel
 
         nd = self.nd
+        nd.kind = C.SHORT if len(cards) == C.deck_size(C.SHORT) else C.FULL  # the game's deck
         back = nd.back
         self.gather_tray = [(c, back) for c in cards[::-1]] + self.gather_extra
         self.gather_extra = []
