@@ -368,22 +368,26 @@ class Carousel:
         self._until(t0, ms)
 
     def _until(self, t0, ms):
-        """Wait until ms after t0 (ticks_us), then to the next whole millisecond, to the
+        """Wait until ms after t0 (ticks_us), then to the ms timer's next tick, to the
         microsecond timer's grain: the link is served while more than 2 ms are left, the rest
         is a tight loop (so a padded time does not drift by the millisecond sleeps' overshoot,
         and what follows, timed in ms, starts at the same phase whatever the plan)."""
         clock = self.clock
         end = ms * 1000
-        end += -(t0 + end) % 1000  # to a whole millisecond: the ms timer's phase is the same
         while True:
             left = end - clock.ticks_diff(clock.ticks_us(), t0)
             if left <= 0:
-                return
+                break
             if left > 2000:
                 self._tick()
                 if self.idle is not None:
                     self.idle()
                 clock.sleep_ms(1)
+        # then to the millisecond timer's next tick (the microsecond timer wraps at 2**30, not
+        # a whole number of ms: its own phase would drift from the ms timer's at each wrap)
+        m = clock.ticks_ms()
+        while clock.ticks_ms() == m:
+            pass
 
     def ready(self):
         """Homed, and every pocket's contents known: after power-up they are emptied onto
