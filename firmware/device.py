@@ -490,11 +490,14 @@ class Device:
                 raise  # a failing entropy source stops dealing, never degrades (execute says so)
             raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
         order = self.sim_order if self.sim_order is not None else self.hal.deck
+        if order is None:  # two decks: the next one lies shuffled already (SHUFFLER.md)
+            order = self.mech.next_deck()
         hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
         if H.BETTING in house:  # the table is bet: the engine loads now (docs/betting.md)
             from shoe.bets import Bets
 
             hand.bets = Bets(hand, house[H.BETTING])
+        self.mech.gather(C.deck(hand.deck_kind), rng)  # the other deck loads while this is dealt
         # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
         # shuffle: none waits outside, nothing to recover
         self.mech.delivered = []
@@ -588,6 +591,9 @@ class Device:
                "events": self.event_next, "fault": self.fault, "latched": self.latched,
                "recovered": self.mech.recovered, "locked": self.locked,
                "session": wire.ROLES[self.role]}
+        nd = self.mech.next_status()  # two decks: the next one's state, never its order
+        if nd is not None:
+            out["next_deck"] = nd
         if self.config is not None:
             out["config"] = {"game": self.config[0], "seats": self.config[1],
                              "button": self.config[2], "rules": self.config[3],

@@ -170,7 +170,7 @@ class Moves:
         self.down_steps = 0
         car.goto = self.rec
 
-    def rec(self, slot, down=False):
+    def rec(self, slot, down=False, way=0):
         from shoe.shuffler import ring_move
 
         car, cw = self.car, self.cw
@@ -178,7 +178,7 @@ class Moves:
         before = cw.motor
         checks = car.indexes
         frm = car.slot_at() if car.homed else -1
-        self.goto(slot, down)
+        self.goto(slot, down, way)
         d = cw.motor - before
         if down:
             assert d <= 0, "an unloading move went forward"
@@ -187,9 +187,12 @@ class Moves:
         elif frm >= 0:
             self.loads += 1
             short = ring_move(frm, slot, t.slots) * t.sps
-            if d != short:  # the long way only to pass the index, after a turn without it
-                assert car.indexes > checks and abs(d) + abs(short) == t.rev, (frm, slot, d)
+            if d != short:  # the long way only to pass the index (when scheduled or due)
+                assert way != 1 and car.indexes > checks and abs(d) + abs(short) == t.rev, \
+                    (frm, slot, d, way)
                 self.detours += 1
+            if way == 2:
+                assert car.indexes > checks, "a scheduled move did not pass the index tab"
 
 
 def stopped_safe(hal, cw):
@@ -480,17 +483,17 @@ def case_reshuffle_time_tells_nothing_of_the_plan():
     moves = []
     load_to = car.load_to
 
-    def timed(slot):
+    def timed(slot, k=1):
         t0 = board.ns
-        load_to(slot)
-        moves.append((board.ns - t0) / 1e6)
+        load_to(slot, k)
+        moves.append((k, (board.ns - t0) / 1e6))
 
     car.load_to = timed
     car.ready()  # power-up's homing and purge, before the measured reshuffles
     stub = list(range(20))
     loads = []
     travels = []
-    for seed in ("plan-a", "plan-b"):
+    for seed in ("plan-0", "plan-a", "plan-b"):  # (the first after the purge: a warm-up)
         plan = Plan(stub, HmacDrbg(seeded_entropy(seed)))
         world.magazine = [Card(c) for c in stub]
         mech.load(plan.cards, plan)
@@ -500,14 +503,22 @@ def case_reshuffle_time_tells_nothing_of_the_plan():
         expect_fault("empty", mech.feed, ROUTE_OUT)
         loads.append(board.ns - t0)
         travels.append(car.travel - travel)
-        # (the fake world's clock moves 50 us a call: its waits end within a few ms)
-        assert len(moves) == 20 and max(moves) - min(moves) < 3, moves
-        assert t.load_move_ms - 1 <= min(moves) < t.load_move_ms + 3, (t.load_move_ms, moves)
+        # (the fake world's clock moves 50 us a call: its waits end within a few ms); the
+        # index tab's moves (the 1st and every index_every-th card) take a whole turn's time,
+        # the others half a turn's, whatever the plan
+        assert [k for k, ms in moves] == list(range(20)), moves
+        for k, ms in moves:
+            bound = t.load_move_ms if k % t.index_every == 0 else t.half_move_ms
+            assert bound - 1 <= ms < bound + 3, (k, ms, bound)
         del cw.tray[:]
+    del loads[0], travels[0]
     assert travels[0] != travels[1], "the plans travel differently"
-    assert abs(loads[0] - loads[1]) < 20 * 3e6, (loads, travels)
-    print("figure load_move_ms %d, reshuffles of 20: %.3f s and %.3f s (travel %d and %d "
-          "steps)" % (t.load_move_ms, loads[0] / 1e9, loads[1] / 1e9, travels[0], travels[1]))
+    # the whole reshuffle, the unloading turn included (padded to its bound for 20 pockets),
+    # to the fake clock's grain (50 us a call)
+    assert abs(loads[0] - loads[1]) < 0.1e6, (loads, travels)
+    print("figure load_move_ms %d, half_move_ms %d, reshuffles of 20: %.3f s and %.3f s "
+          "(travel %d and %d steps)" % (t.load_move_ms, t.half_move_ms, loads[0] / 1e9,
+                                         loads[1] / 1e9, travels[0], travels[1]))
 
 
 def case_reshuffle_figures():
@@ -526,5 +537,9 @@ CPYTHON_ONLY = [case_engine_reshuffles_through_the_carousel]
 
 if __name__ == "__main__":
     # (the reshuffle's case was 256 KB to the byte: the path of the image it runs from is
-    # enough to tip it; benchmarks/rp2_heap.py prints every case's margin)
-    main(TESTS, __file__, {"case_carousel_reshuffle": "288K"})
+    # enough to tip it; benchmarks/rp2_heap.py prints every case's margin). The two cases that
+    # run whole reshuffles twice or three times over (issue 19: the pads' and the fast feed's
+    # code, the pin map's new keys) tipped past 256 KB on this 64-bit port too: the Pico's
+    # own heap is measured by benchmarks/memory.py
+    main(TESTS, __file__, {"case_carousel_reshuffle": "288K", "case_reshuffle_figures": "288K",
+                           "case_reshuffle_time_tells_nothing_of_the_plan": "288K"})

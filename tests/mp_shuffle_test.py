@@ -60,4 +60,17 @@ except EntropyFault:
     print("latched: yes")
 src = CheckedSource(seeded_entropy("health"))
 print("checked", hx(src(16)), src.tests.samples)
+
+# the next deck (shoe/batch.py): gathered in a scrambled order, with strays; the same order out
+from shoe import batch  # noqa: E402
+
+nd = batch.NextDeck()
+nd.start(HmacDrbg(seeded_entropy("next")))
+for c in [(i * 7) % 52 for i in range(52) if i != 20] + [52, 7]:
+    v, slot = nd.take(c, nd.back)
+    print("take", c, batch.VERDICTS[v], slot)
+print("problem", nd.problem())
+print("take", nd.take(140 % 52, nd.back))
+nd.unloaded()
+print("next", nd.deal(), nd.back)
 print("OK")

@@ -469,6 +469,45 @@ def test_hal_case_under_cpython(scripts, script, name):
     getattr(scripts(script), name)()
 
 
+def test_carousel_pads_are_never_overrun(scripts):
+    """The constant time rests on every padded stretch finishing inside its bound: loading moves
+    of every length (a pocket to half a turn, the scheduled index move from anywhere) and the
+    unloading turns of the plans that stretch the bound most (all the empty pockets together:
+    the gaps all one slot, the most moves; the full pockets evenly spread) for a stub and a deck.
+    A stretch that overran would leak its length; none may, and none may be far under it
+    either (the bound stays tight: under 12 % over the longest)."""
+    m = scripts("mp_carousel_test")
+    world, hal, cw = m.fitted()
+    car = hal.carousel
+    t = car.t
+    until = car._until
+    spent = []
+
+    def timed(t0, ms):
+        spent.append((car.clock.ticks_diff(m.board.now_us(), t0), ms))  # (ticks wrap)
+        until(t0, ms)
+
+    car._until = timed
+    car.ready()
+    del spent[:]
+    for k, slot in enumerate([1, 31, 2, 32, 60 - 1, 29, 0, 30, 15, 45, 44, 14, 13]):
+        car.load_to(slot % t.slots, k)
+    for n, spread in ((52, False), (52, True), (40, False), (40, True), (2, True)):
+        full = ([round(i * t.slots / n) % t.slots for i in range(n)] if spread
+                else list(range(n)))
+        car.pockets = [None] * t.slots
+        for s in full:
+            car.pockets[s] = s
+        drops = sorted(full, reverse=True)
+        car.unload(drops)
+        del cw.tray[:]
+    assert len(spent) == 13 + 2 * 5
+    for used, ms in spent:
+        assert used <= ms * 1000, (used, ms)
+    longest = max(used / (ms * 1000.0) for used, ms in spent)
+    assert longest > 0.88, longest
+
+
 def test_device_on_the_rp2_hal(scripts, tmp_path, monkeypatch):
     """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
     fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards

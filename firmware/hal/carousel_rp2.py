@@ -18,9 +18,11 @@
 # else it stops safe (steps halted, driver off, gate closed) and raises MechanismFault: lost
 # steps, or a dead sensor. The pocket is checked before a card goes in, so a slip never puts
 # a card in the wrong pocket. A count off by whole pockets (the ring turned by hand while its
-# driver was off) fools the pockets' tabs but not the index tab, told by its width: a move is
-# routed past it whenever the travel since it was last seen would exceed a turn, so the count
-# is checked against it once a revolution.
+# driver was off) fools the pockets' tabs but not the index tab, told by its width. Loading
+# moves pass it on a fixed schedule (the first card of a reshuffle, every index_every-th after
+# it) and are padded to their kind's bound (a whole turn, else half a turn), the unloading
+# turn to the bound of any plan: the time tells nothing of the plan (SHUFFLER.md). Other moves
+# are routed past it whenever the travel since it was last seen would exceed a turn.
 #
 # A reshuffle (ShufflingMechanism): load(stub, plan) only takes the plan; the next feed does
 # the work, so a fault (an empty magazine, a jam, lost steps) comes out of feed() like any
@@ -48,6 +50,10 @@ ROUTE_SHUFFLE = 3        # the diverter's fourth position (pinmap.json diverter.
 LOST_STEPS = "carousel_lost_steps"
 NO_INDEX = "carousel_no_index"
 POCKET = "carousel_pocket"
+MARGIN = 1.05    # a padded move's time over its ideal trapezoid
+WAY_ANY = 0      # goto: the shortest way, or past the index tab when a turn went by without it
+WAY_SHORT = 1    # the shortest way (half a turn at most)
+WAY_INDEX = 2    # the way past the index tab
 
 __all__ = ["Carousel", "CarouselTiming", "ShufflingMechanism", "ROUTE_SHUFFLE"]
 
@@ -74,11 +80,30 @@ class CarouselTiming:
         self.open_ns = g.open_us * 1000
         self.gate_ms = g.settle_ms
         self.beam_us = pm.debounce.beam_us
-        # every loading move takes this long, however far it goes (a whole turn at most, the
-        # way past the index tab included; the ideal trapezoid, which the Stepper's ramps
-        # never exceed, plus a fifth): the time of a reshuffle tells nothing of its plan
-        self.load_move_ms = int(move_ms(self.rev, self.cruise, self.accel) * 1.2) + \
-            self.settle_ms
+        # every loading move takes a fixed time, however far it goes (the ideal trapezoid,
+        # which the Stepper's ramps never exceed, plus a fifth): the time of a reshuffle tells
+        # nothing of its plan. The index tab is checked on a fixed schedule, every
+        # index_every-th card (from the first), whose move goes the way past it: a whole turn
+        # at most (load_move_ms); every other move goes the shortest way, half a turn at most
+        # (half_move_ms)
+        self.load_move_ms = self.bound_ms(self.rev)
+        self.half_move_ms = self.bound_ms(self.rev // 2)
+        self.index_every = cs.index_every_cards
+
+    def bound_ms(self, steps):
+        """What a move of `steps` is padded to: the ideal trapezoid (which the Stepper's plan
+        never exceeds: 9 ms under it in the fake world) plus 5 % for the checks at its end."""
+        return int(move_ms(steps, self.cruise, self.accel) * MARGIN) + 1
+
+    def unload_ms(self, n):
+        """The time an unloading turn of n pockets is padded to, from the gate open to the
+        last drop done: n drops, and n - 1 moves the way slot numbers fall whose gaps (a slot
+        or more each) add up to less than a turn. A move's time is concave in its length, so
+        the gaps take longest when they are equal (Jensen): the bound needs no plan."""
+        if n <= 1:
+            return self.drop_ms * n
+        gap = (self.slots - 1) * self.sps / (n - 1)
+        return int(n * self.drop_ms + (n - 1) * move_ms(gap, self.cruise, self.accel) * MARGIN)
 
 
 class Carousel:
@@ -282,26 +307,24 @@ class Carousel:
         self._fail(NO_INDEX, "the carousel turned a whole turn without finding its index tab: "
                              "check the tabs and the sensor (J14)")
 
-    def goto(self, slot, down=False):
+    def goto(self, slot, down=False, way=WAY_ANY):
         """Turn until `slot` is at the station: the shortest way (or, when the travel since
         the last index check would pass a turn, the way past the index), or with down=True
-        the way slot numbers fall (the unloading turn)."""
+        the way slot numbers fall (the unloading turn). way=WAY_SHORT: the shortest way
+        whatever the travel (half a turn at most); WAY_INDEX: the way past the index tab (a
+        whole turn if the carousel is there already)."""
         t = self.t
         if not self.homed:
             self.home()
-        if self.t_fill is not None:  # the last card is still sliding into its pocket
-            left = t.settle_ms - self.clock.ticks_diff(self.clock.ticks_ms(), self.t_fill)
-            if left > 0:
-                self._wait(left)
-            self.t_fill = None
+        self._settled()
         fwd = (slot * t.sps - self.pos) % t.rev
-        back = t.rev - fwd if fwd else 0
+        back = t.rev - fwd if fwd or way == WAY_INDEX else 0
         if down:
             forward = False
         else:
             forward = fwd <= back
             n = fwd if forward else back
-            if self.travel - self.checked + n > t.rev:  # due past the index tab
+            if way == WAY_INDEX or (way == WAY_ANY and self.travel - self.checked + n > t.rev):
                 a = self.pos
                 if forward:
                     crosses = self._scan(a, a + fwd, True)
@@ -315,15 +338,56 @@ class Carousel:
             self._fail(LOST_STEPS, "the carousel stopped at step %d without pocket %d's tab at "
                        "the sensor: it lost steps" % (self.pos % t.rev, slot))
 
-    def load_to(self, slot):
-        """goto(slot) for a card to load, in a constant time (t.load_move_ms): how far the
-        carousel turned, which depends on where the plan puts the card, is not to be read from
-        the reshuffle's duration (nor from the link's timing: the loop serves it all along)."""
-        t0 = self.clock.ticks_ms()
-        self.goto(slot)
-        left = self.t.load_move_ms - self.clock.ticks_diff(self.clock.ticks_ms(), t0)
-        if left > 0:
-            self._wait(left)
+    def load_to(self, slot, k=1):
+        """goto(slot) for the k-th card (from 0) of a reshuffle, in a time fixed by k alone:
+        how far the carousel turned, which depends on where the plan puts the card, is not to
+        be read from the reshuffle's duration (nor from the link's timing: the loop serves it
+        all along). Every t.index_every-th card goes the way past the index tab
+        (t.load_move_ms), the others the shortest way (t.half_move_ms)."""
+        t = self.t
+        if k % t.index_every == 0:
+            self._padded(slot, WAY_INDEX, t.load_move_ms)
+        else:
+            self._padded(slot, WAY_SHORT, t.half_move_ms)
+
+    def _settled(self):
+        """Wait until the last card has slid into its pocket (settle_ms after the fill): the
+        carousel may turn. (In a reshuffle the next card's pick has taken longer.)"""
+        if self.t_fill is not None:
+            left = self.t.settle_ms - self.clock.ticks_diff(self.clock.ticks_ms(), self.t_fill)
+            if left > 0:
+                self._wait(left)
+            self.t_fill = None
+
+    def _padded(self, slot, way, ms):
+        if not self.homed:
+            self.home()
+        self._settled()  # (not part of the padded time: it does not depend on the plan)
+        t0 = self.clock.ticks_us()
+        self.goto(slot, False, way)
+        self._until(t0, ms)
+
+    def _until(self, t0, ms):
+        """Wait until ms after t0 (ticks_us), then to the ms timer's next tick, to the
+        microsecond timer's grain: the link is served while more than 2 ms are left, the rest
+        is a tight loop (so a padded time does not drift by the millisecond sleeps' overshoot,
+        and what follows, timed in ms, starts at the same phase whatever the plan)."""
+        clock = self.clock
+        end = ms * 1000
+        while True:
+            left = end - clock.ticks_diff(clock.ticks_us(), t0)
+            if left <= 0:
+                break
+            if left > 2000:
+                self._tick()
+                if self.idle is not None:
+                    self.idle()
+                clock.sleep_ms(1)
+        # then to the millisecond timer's next tick (the microsecond timer wraps at 2**30, not
+        # a whole number of ms: its own phase would drift from the ms timer's at each wrap)
+        m = clock.ticks_ms()
+        while clock.ticks_ms() == m:
+            pass
 
     def ready(self):
         """Homed, and every pocket's contents known: after power-up they are emptied onto
@@ -361,8 +425,12 @@ class Carousel:
                 raise ValueError("the drops are not the full pockets in one falling turn")
         if not drops:
             return
-        self.goto(drops[0])
+        # constant time too: the move to the first pocket (from the last card's, which the
+        # plan chose) is padded to half a turn's; the turn to the bound of any plan's gaps
+        self._padded(drops[0], WAY_SHORT, t.half_move_ms)
         self._set_gate(t.open_ns)
+        t0 = self.clock.ticks_us()
+        bound = t.unload_ms(len(drops))
         first = True
         while drops:
             if not first:
@@ -372,6 +440,7 @@ class Carousel:
             if p is not None:
                 p[drops[0]] = None
             drops.pop(0)
+        self._until(t0, bound)
         self._set_gate(t.closed_ns)
         if purge:
             self.pockets = [None] * t.slots
@@ -441,7 +510,7 @@ class ShufflingMechanism(Mechanism):
         if (job is not None and job.drops is None and isinstance(r, tuple) and not r[1]
                 and h is not None and not (h.double or h.short or h.broken)
                 and r[0] in job.left):
-            self.carousel.load_to(job.plan.slot_of(r[0]))
+            self.carousel.load_to(job.plan.slot_of(r[0]), len(job.plan.cards) - len(job.left))
         return r
 
     def _shuffle(self, job):
@@ -466,6 +535,8 @@ class ShufflingMechanism(Mechanism):
         saved = self.before
         feeds = self.feeds
         self.before = None
+        self.rate = self.t.shuffle_rate
+        self.acc = self.t.shuffle_accel
         try:
             reads = Mechanism.feed(self, ROUTE_SHUFFLE)
         except MechanismFault as e:
@@ -478,6 +549,8 @@ class ShufflingMechanism(Mechanism):
         finally:
             self.before = saved
             self.feeds = feeds
+            self.rate = None
+            self.acc = None
         if self.last_route == ROUTE_SHUFFLE and len(reads) == 1:
             code = reads[0]
             self.carousel.fill(code, job.plan.slot_of(code))

@@ -460,6 +460,7 @@ def _check_carousel(cs, sigs, micro, mx, sps, p):
                  "(4 full steps = %d steps)" % (w, tol, 4 * micro))
     _num(cs, "settle_ms", 0, 1000, w, p, True)
     _num(cs, "drop_ms", 20, 1000, w, p, True)
+    _num(cs, "index_every_cards", 1, 200, w, p, True)
     g = cs.get("gate")
     if not isinstance(g, dict):
         p.append("%s.gate is missing" % w)
@@ -477,6 +478,9 @@ def _check_sections(data, sigs, p):
     for name in SECTIONS:
         if not isinstance(data.get(name), dict):
             p.append("section %s is missing" % name)
+    gt = data.get("gather_tray")  # optional: revision C's two decks (SHUFFLER.md)
+    if gt is not None and (not isinstance(gt, dict) or gt.get("fitted") not in (True, False)):
+        p.append("gather_tray.fitted must be true or false")
     fs = data.get("feed_stepper")
     if isinstance(fs, dict):
         full, micro, mx = _check_stepper(fs, "feed_stepper", sigs, p)
@@ -484,6 +488,11 @@ def _check_sections(data, sigs, p):
         if cruise is not None and mx is not None and cruise > mx:
             p.append("feed_stepper.cruise_steps_per_s (%d) exceeds max_steps_per_s (%d)" % (cruise, mx))
         _num(fs, "accel_steps_per_s2", 1000, 1000000, "feed_stepper", p, True)
+        _num(fs, "shuffle_accel_steps_per_s2", 1000, 1000000, "feed_stepper", p, True)
+        fast = _num(fs, "shuffle_steps_per_s", 100, 100000, "feed_stepper", p, True)
+        if fast is not None and mx is not None and fast > mx:
+            p.append("feed_stepper.shuffle_steps_per_s (%d) exceeds max_steps_per_s (%d)"
+                     % (fast, mx))
         _num(fs, "roller_diameter_mm", 5, 100, "feed_stepper", p)
         _num(fs, "pick_roller_diameter_mm", 5, 100, "feed_stepper", p)
         red = _num(fs, "pick_reduction", 1, 16, "feed_stepper", p, True)

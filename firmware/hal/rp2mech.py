@@ -73,6 +73,9 @@ class Timing:
         self.spc = fs.steps_per_card
         self.cruise = fs.cruise_steps_per_s
         self.max_rate = fs.max_steps_per_s
+        # a card into the carousel goes to no player: it runs faster (MECHANISM.md)
+        self.shuffle_rate = fs.shuffle_steps_per_s
+        self.shuffle_accel = fs.shuffle_accel_steps_per_s2
         self.accel = fs.accel_steps_per_s2
         spm = b["steps_per_mm"]
         self.spm = spm
@@ -441,10 +444,25 @@ class Mechanism:
         self.notes = []          # the last few things that happened: (what, detail)
         self.last_route = None
         self.last = None         # the last feed's Held (lengths, double...)
+        self.rate = None         # the card's speed (None: the cruise; a reshuffle's: faster)
+        self.acc = None          # ... and its acceleration (None: the stepper's)
         self.retries = 0         # jam retries during the last feed
         self.recovered = 0       # feeds whose jams the reverse-and-retry cleared (since boot)
 
     # ---------------------------------------------------------------- SimMech's interface
+
+    def next_deck(self):
+        """The two-deck shoe's next deck (SimMech.next_deck): no gather tray is fitted on the
+        Pico's revisions yet (hardware/SHUFFLER.md "Two decks"), so every hand shuffles its
+        own deck."""
+        return None
+
+    def gather(self, cards, rng):
+        """SimMech.gather: nothing to load without a gather tray."""
+
+    def next_status(self):
+        """SimMech.next_status: no next deck."""
+        return None
 
     def load(self, stub, plan=None):
         """The stub, as SimMech.load; the plan of a reshuffle is for a carousel
@@ -552,7 +570,7 @@ class Mechanism:
         if len(self.notes) > 16:
             self.notes.pop(0)
 
-    def _run(self, steps, forward, watch=None, rate=None):
+    def _run(self, steps, forward, watch=None, rate=None, accel=None):
         """Move `steps` steps, tracking the beams (and the card cycle, if one is under way).
         watch(ms since the start, D's edge, T's edge) may return a reason to stop (a jam),
         which is then returned. The lid opening stops everything."""
@@ -563,7 +581,7 @@ class Mechanism:
         self.origin = origin = self.turn
         if steps <= 0:
             return None
-        st.start(steps, forward, rate)
+        st.start(steps, forward, rate, accel)
         t0 = clock.ticks_ms()
         cyc = self.cyc
         while True:
@@ -666,7 +684,7 @@ class Mechanism:
             steps = cyc.t_on + t.hold_after_throat - self.turn
         else:
             steps = t.spc - self.turn
-        why = self._run(steps, True, watch)
+        why = self._run(steps, True, watch, self.rate, self.acc)
         if why is None and cyc.t_on is None:
             return "the card did not reach the throat"
         return why
@@ -822,7 +840,7 @@ class Mechanism:
                         st.retarget(end[0] - self.origin)
                 return None
 
-            why = self._run(end[0] - self.turn, True, watch)
+            why = self._run(end[0] - self.turn, True, watch, self.rate, self.acc)
             if why is None and not b.throat.active:
                 break
             why = why or "the card is still in the throat"

@@ -115,6 +115,8 @@ class SimHal:
 
             text = opts["deck"]
             self.deck = [parse(text[i:i + 2]) for i in range(0, len(text), 2)]
+        if opts.get("two_decks") == "1":  # the next deck shuffled during the hand (SHUFFLER.md)
+            self.mech.two_decks()
         rate = float(opts.get("mech_faults", "0"))
         if rate:
             self.mech.random_faults(rate, SeededRandom("faults/%s" % self.seed))

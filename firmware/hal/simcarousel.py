@@ -25,16 +25,18 @@ class SimCarousel:
         self.travel += d
         self.at = slot
 
-    def shuffle(self, fed, plan):
-        """Load the cards `fed` (in the order they leave the magazine) and unload them.
-        Returns the magazine afterwards, next card to feed at the end (SimMech.stack's order)."""
+    def put(self, code, slot):
+        """A card read on its way in goes into its pocket (the carousel turns there)."""
         p = self.pockets
-        for code in fed:
-            slot = plan.slot_of(code)
-            if slot < 0 or p[slot] is not None:
-                raise ValueError("carousel: card %d has no free pocket in the plan" % code)
-            self.goto(slot)
-            p[slot] = code
+        if slot < 0 or p[slot] is not None:
+            raise ValueError("carousel: card %d has no free pocket in the plan" % code)
+        self.goto(slot)
+        p[slot] = code
+
+    def empty(self, plan):
+        """One turn the way slot numbers fall empties the pockets onto the shuffle tray in the
+        plan's drop order. Returns the tray's stack, next card to feed at the end."""
+        p = self.pockets
         tray = []  # the first card out lies at the bottom of the tray, and is fed first
         for slot in plan.drops():
             self.goto(slot, True)
@@ -45,3 +47,10 @@ class SimCarousel:
         self.shuffles += 1
         tray.reverse()
         return tray
+
+    def shuffle(self, fed, plan):
+        """Load the cards `fed` (in the order they leave the magazine) and unload them.
+        Returns the magazine afterwards, next card to feed at the end (SimMech.stack's order)."""
+        for code in fed:
+            self.put(code, plan.slot_of(code))
+        return self.empty(plan)

@@ -61,6 +61,8 @@ class SimMech:
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
+        self.decks = None        # hal.simdecks.TwoDecks: the two decks are on (two_decks())
+        self.batch = None        # ... its shoe.batch.NextDeck
 
     def random_faults(self, rate, rng):
         """Arm a random mechanism fault (one of RANDOM: a double feed, a boxed card, a jam the
@@ -111,6 +113,30 @@ class SimMech:
             if got != list(stub):
                 raise ValueError("the carousel's order differs from the engine's stub")
         self.stack[:] = stub
+
+    # ---------------------------------------------------------------- the two decks
+    # (hal/simdecks.py, imported only when they are on: SimMech's own code stays small)
+
+    def two_decks(self, kind=0):
+        """The two-deck shoe (hardware/SHUFFLER.md "Two decks"): from the next hand on, the
+        finished hand's deck loads into the carousel while the next hand is dealt."""
+        from hal.simdecks import TwoDecks
+
+        self.decks = TwoDecks(self, kind)
+        self.batch = self.decks.nd
+
+    def next_deck(self):
+        """The next hand's deck, shuffled (its order, first card out first), else None."""
+        return None if self.decks is None else self.decks.next_deck()
+
+    def gather(self, cards, rng):
+        """The other deck goes into the gather tray and the carousel (two decks only)."""
+        if self.decks is not None:
+            self.decks.gather(cards, rng)
+
+    def next_status(self):
+        """For status: the next deck's state (None with one deck), never its order."""
+        return None if self.decks is None else self.decks.status()
 
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a

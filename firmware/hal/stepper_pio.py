@@ -130,6 +130,7 @@ class Stepper:
         self.clock = clock
         self.cruise = min(cruise, max_rate)
         self.accel = accel
+        self.acc = accel         # the move's acceleration (start())
         self.max_rate = max_rate
         self.floor = max(isqrt(2 * accel * 1), 200)  # a stepper starts at this at once
         self.fwd = forward_level
@@ -148,8 +149,9 @@ class Stepper:
         self.en.value(self.en_level if on else 1 - self.en_level)
         self.enabled = on
 
-    def start(self, steps, forward=True, rate=None):
-        """Begin a move of `steps` steps (the motor must be still)."""
+    def start(self, steps, forward=True, rate=None, accel=None):
+        """Begin a move of `steps` steps (the motor must be still); rate and accel: this move's
+        cruise (at most max_rate) and acceleration, else the stepper's."""
         if self.queue:
             raise RuntimeError("the stepper is still moving")
         self.forward = forward
@@ -158,6 +160,7 @@ class Stepper:
         self.pushed = 0
         self.done = 0
         self.rate = min(rate or self.cruise, self.max_rate)
+        self.acc = accel or self.accel
         self.pump()
 
     def retarget(self, steps):
@@ -176,7 +179,7 @@ class Stepper:
                 self.done += self.queue.pop(0)[0]
         while self.pushed < self.total and sm.tx_fifo() < QUEUE and len(self.queue) < QUEUE + 1:
             n = min(SEG, self.total - self.pushed)
-            v = plan_rate(self.pushed, self.total, self.rate, self.accel, self.floor)
+            v = plan_rate(self.pushed, self.total, self.rate, self.acc, self.floor)
             half = half_for(v)
             now = self.clock.ticks_us()
             t = now

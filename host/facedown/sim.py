@@ -26,6 +26,9 @@ def add_command(sub):
     p.add_argument("--mech-faults", type=float, default=0.0, metavar="P",
                    help="probability per card of a mechanism fault (double feed, boxed card, "
                         "a jam cleared by the retries or stopping the shoe, the lid, the reader)")
+    p.add_argument("--two-decks", action="store_true",
+                   help="the two-deck shoe (hardware/SHUFFLER.md): each hand starts from the "
+                        "deck shuffled while the last one was dealt; status shows next_deck")
     for name in ("drop", "corrupt", "duplicate", "delay"):
         p.add_argument("--" + name, type=float, default=0.0, metavar="P",
                        help="line fault: probability per byte to %s it" % name)
@@ -33,8 +36,10 @@ def add_command(sub):
     p.set_defaults(func=run)
 
 
-def sim_env(seed=None, deck=None, feed_ms=0, mech_faults=0.0):
+def sim_env(seed=None, deck=None, feed_ms=0, mech_faults=0.0, two_decks=False):
     opts = ["feed_ms=%d" % feed_ms]
+    if two_decks:
+        opts.append("two_decks=1")
     if seed is not None:
         opts.append("seed=%d" % seed)
     if deck:
@@ -83,6 +88,9 @@ def check(args):
         raise UserError("--seconds is 0 (run until interrupted) or more, not %g" % args.seconds)
     if args.deck:
         check_deck(args.deck)
+        if args.two_decks:
+            raise UserError("--deck stacks every hand, --two-decks deals each from the deck "
+                            "shuffled during the last: give one of them")
     if args.flash and os.path.exists(args.flash) and not os.path.isdir(args.flash):
         raise UserError("--flash %s is a file: it names the folder that plays the shoe's "
                         "flash" % args.flash, hint="give a new or an existing shoe's folder")
@@ -102,7 +110,7 @@ def run(args):
 
     key_path = None
     shoe = VirtualShoe(flash=args.flash, env=sim_env(args.seed, args.deck, args.feed_ms,
-                                                     args.mech_faults),
+                                                     args.mech_faults, args.two_decks),
                        nullmodem=modem, keep=bool(args.flash), install=not installed)
     try:
         if shoe.key is not None:

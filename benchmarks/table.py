@@ -1,0 +1,396 @@
+"""Table benchmark: what a card room sees of the shoe, in the simulator's timing model.
+
+1. The mechanism, measured in the fake world of tests/mp_carousel_test.py (the Pico's own
+   firmware on fakes whose clock is the PIO timing model's): a 52-card reshuffle and a 40-card
+   in-hand stub reshuffle, the first after power-up and the next; the initial deal of 9-seat
+   hold'em (18 cards) and a flop (a burn and three cards).
+2. The timing side channel: the carousel's part of a reshuffle (every loading move, then the
+   unloading turn) for --plans plans of 52 cards arriving in one fixed order; max minus min
+   must be 0 to the fake clock's grain (its waits end within a few ms).
+3. A table's hour: --hands hands of 9-seat hold'em played on the engine in this process
+   (firmware/device.py on the simulated mechanism), with the irregularities of `facedown demo`
+   (host/facedown/demo.py's Demo.play: exposed cards, premature boards, double feeds, boxed
+   cards, missing burns, jams, an empty magazine, the lid, a silent reader; not its power cut).
+   Each hand's cards, reshuffles and stops are timed with the figures of 1; hands per hour
+   where the shoe is the only delay (betting time 0) and with hardware/table.json's betting
+   time; the table's wait for the shoe per hand (for the opening shuffle, in-hand reshuffles,
+   the cards); the share of the hour the mechanism is busy.
+
+Every figure is given for the shoe as designed (this tree's firmware and pin map) and, as the
+baseline in the same run, for the tree of hardware/table.json's `baseline` commit (revision B
+before issue 19: taken out of git into a temporary folder; its firmware measured in a process
+of its own; the same hands played).
+
+    .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--quick]
+
+--quick (run by `make test`): 40 hands, 4 plans.
+"""
+
+import argparse
+import collections
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TABLE = os.path.join(ROOT, "hardware", "table.json")
+
+
+def fake_world(root):
+    """tests/mp_carousel_test.py of the tree at root as a module under CPython (its fakes,
+    its world, its firmware)."""
+    for p in (os.path.join(root, "tests"), os.path.join(root, "protocol")):
+        sys.path.insert(0, p)
+    spec = importlib.util.spec_from_file_location(
+        "carousel_figures", os.path.join(root, "tests", "mp_carousel_test.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def deal_figures(m, seats=9):
+    """The initial deal of hold'em at `seats` seats (2 x seats cards to the output) and a flop
+    (a burn, three cards out: the diverter moves twice) on the fitted shoe of the fake world m,
+    after power-up's homing: seconds for each."""
+    world, hal, cw = m.fitted()
+    mech, board = hal.mech, m.board
+    stub = list(range(52))
+    world.magazine = [m.Card(c) for c in stub]
+    mech.load(stub[::-1])
+    mech.feed(m.ROUTE_REJECT)  # power-up's homing out of the figures: a card to the reject bin
+    t0 = board.ns
+    for _ in range(2 * seats):
+        mech.feed(m.ROUTE_OUT)
+    t1 = board.ns
+    mech.feed(m.ROUTE_BURN)
+    for _ in range(3):
+        mech.feed(m.ROUTE_OUT)
+    return {"deal_s": (t1 - t0) / 1e9, "cards": 2 * seats, "flop_s": (board.ns - t1) / 1e9}
+
+
+def carousel_spread(m, plans, n=52, seed="spread"):
+    """The carousel's part of a reshuffle of n cards in the fake world m (each card's loading
+    move, as the mechanism makes it, then the unloading turn) for `plans` plans drawn in turn,
+    the cards arriving in one fixed order (the feed path's part does not depend on the plan):
+    (min, max) in ms of the fake clock, and the travel's (min, max) in slots."""
+    from shoe.drbg import HmacDrbg, seeded_entropy
+    from shoe.shuffler import Plan
+
+    world, hal, cw = m.fitted()
+    car, board = hal.carousel, m.board
+    car.ready()
+    rng = HmacDrbg(seeded_entropy(seed))
+    stub = list(range(n))
+    times, travels = [], []
+    numbered = car.load_to.__code__.co_argcount > 2  # (the baseline's takes no card number)
+    for _ in range(plans):
+        plan = Plan(stub, rng)
+        t0 = board.ns
+        travel = car.travel
+        for k, c in enumerate(stub):
+            slot = plan.slot_of(c)
+            if numbered:
+                car.load_to(slot, k)
+            else:
+                car.load_to(slot)
+            cw.deposit(m.ROUTE_SHUFFLE, m.Card(c))
+            car.fill(c, slot)
+        car.unload(plan.drops())
+        assert len(cw.tray) == n and not cw.missed
+        del cw.tray[:]
+        times.append((board.ns - t0) / 1e6)
+        travels.append((car.travel - travel) // car.t.sps)
+    return min(times), max(times), min(travels), max(travels)
+
+
+def mechanism_here(root, plans):
+    """The mechanism's figures of the tree at root (run in a process of its own: each tree
+    imports its own firmware)."""
+    m = fake_world(root)
+    first52, next52 = m.reshuffle_figures(52)
+    first40, next40 = m.reshuffle_figures(40, seed="stub")
+    deal = deal_figures(m, 9)
+    lo, hi, tlo, thi = carousel_spread(m, plans)
+    return {"r52": (first52, next52), "r40": (first40, next40), "deal": deal,
+            "spread_ms": hi - lo, "spread_range_ms": (lo, hi), "travel": (tlo, thi),
+            "plans": plans}
+
+
+def mechanism(root, plans):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--mechanism", root,
+                          "--plans", str(plans)], capture_output=True, text=True, cwd=root)
+    if out.returncode:
+        raise SystemExit("the mechanism's figures of %s failed:\n%s" % (root, out.stderr[-3000:]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def baseline_tree(commit):
+    """The baseline's tree (hardware/table.json: a commit of this repository) in a temporary
+    folder, or None (with why) when git cannot give it."""
+    folder = tempfile.mkdtemp(prefix="facedown-baseline-")
+    git = subprocess.run("git archive %s | tar -x -C %s" % (commit, folder), shell=True,
+                         cwd=ROOT, capture_output=True, text=True)
+    if git.returncode:
+        return None, git.stderr.strip().splitlines()[-1:] or ["git failed"]
+    return folder, None
+
+
+# --------------------------------------------------------------------------- the table's hour
+
+class Table:
+    """The demo's client, in this process: call/status/sync on firmware/device.py's Device
+    over an InProcess session, on the simulated mechanism (counted: the cards fed by route,
+    the reshuffles and their sizes, the stops' time)."""
+
+    def __init__(self, seed, two_decks=False):
+        for p in (os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol"),
+                  os.path.join(ROOT, "firmware"), os.path.join(ROOT, "host")):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+        import wire
+        from device import Device
+        from hal.flashdev import RamFlash
+        from pyhal import PyHal
+        from sessions import InProcess, provision
+
+        self.W = wire
+        folder = tempfile.mkdtemp(prefix="facedown-table-")
+        hal = PyHal(folder, flash=RamFlash(blocks=64), seed="table/%d" % seed)
+        key = provision(folder, hal.device_id)
+        self.mech = hal.mech
+        if two_decks:
+            self.mech.two_decks()  # the simulator's two-deck shoe (SimMech, shoe/batch.py)
+        self.dev = Device(hal)
+        self.host = InProcess(self.dev, wire, key, "maintenance")
+        self.hand = None
+        self.mirror = argparse.Namespace(status=0)  # Demo.over() reads the hand's status here
+        self._count()
+
+    def _count(self):
+        mech = self.mech
+        feed, load = mech.feed, mech.load
+        t = self
+
+        def counted_feed(route):
+            out = feed(route)
+            t.hand["cards"][route] += 1
+            return out
+
+        def counted_load(stub, plan=None):
+            if plan is not None and t.hand is not None:
+                t.hand["reshuffles"].append(len(plan.cards))
+            return load(stub, plan)
+
+        mech.feed = counted_feed
+        mech.load = counted_load
+
+    def new_hand(self):
+        self.hand = {"cards": collections.Counter(), "reshuffles": [], "stop_ms": 0, "steps": 0}
+        self.mech.spent_ms = 0
+
+    def call(self, name, *args):
+        from facedown.client import ShoeError
+
+        fed = sum(self.hand["cards"].values()) if self.hand is not None else 0
+        body = self.host.raw(name, *args)
+        if self.hand is not None and sum(self.hand["cards"].values()) > fed:
+            self.hand["steps"] += 1  # a step that fed cards: the path was the hand's
+        code, got = self.W.decode_reply(body, self.W.COMMAND_REPLY[self.W.COMMAND_IDS[name]])
+        if code:
+            raise ShoeError(code, got if isinstance(got, str) else str(got), name)
+        return got
+
+    def status(self):
+        doc = b""
+        while True:
+            _hand, _next, chunk = self.call("status", len(doc))
+            if not chunk:
+                return json.loads(doc.decode())
+            doc += chunk
+
+    def sync(self):
+        h = self.dev.hand
+        self.mirror.status = h.status if h is not None else 0
+
+
+def play_hour(hands, seed, two_decks=False):
+    """Play `hands` hands of 9-seat hold'em with the demo's irregularities: a list of what each
+    hand asked of the mechanism. two_decks: on the simulator's two-deck shoe, where a hand
+    starts from the deck shuffled during the last one when it is ready ("from_next")."""
+    sys.path.insert(0, os.path.join(ROOT, "host"))
+    from facedown.demo import SEATS, Demo
+
+    args = argparse.Namespace(seed=seed, hands=hands, feed_ms=0, rules="tda2024")
+    demo = Demo(args)
+    demo.screen = argparse.Namespace(say=lambda *a, **k: None)
+    t = Table(seed, two_decks)
+    t.call("config", "holdem", sum(1 << s for s in SEATS), 9, "tda2024", "{}")
+    out = []
+    for _ in range(hands):
+        t.new_hand()
+        t.call("hand", 0)
+        t.hand["from_next"] = not t.hand["reshuffles"]  # no opening shuffle: the next deck
+        demo.mirror = t.mirror
+        try:
+            demo.play(t, None)
+        except Exception as e:  # the demo's own: a hand stopped once it is over (rare)
+            if type(e).__name__ != "ShoeError":
+                raise
+            if t.dev.hand is not None and t.dev.hand.status == 0:
+                t.call("end")
+        if t.dev.hand is not None and t.dev.hand.status == 0:
+            t.call("end")
+        t.hand["stop_ms"] = t.mech.spent_ms
+        t.dev.ack(t.dev.event_next - 1)  # the host has every event
+        out.append(t.hand)
+    return out
+
+
+def reshuffle_s(fig, n):
+    """The next (not the first) reshuffle of n cards, in s: linear in n through the measured
+    40- and 52-card figures (a card's loading time is the same for every card)."""
+    a, b = fig["r40"][1]["total_s"], fig["r52"][1]["total_s"]
+    return a + (n - 40) * (b - a) / 12.0
+
+
+def hour(fig, hands, betting_s, two_decks=False):
+    """The table's hour from the hands played and the mechanism's figures: a dict of figures.
+    One deck: the opening shuffle is the hand's first reshuffle, and the table waits for all
+    of it. Two decks (hands played on the simulator's two-deck shoe): a hand that starts from
+    the next deck had it loaded in the path's idle time during the last hand while the players
+    acted (betting_s); the table waits for what did not fit (all of it with no betting time),
+    a dealing step waits for the card going into the carousel to finish (half a card's loading
+    on average), and a hand with an in-hand reshuffle (which clears the carousel first: the
+    next deck starts again after it) leaves the next deck half its idle time. A hand that does
+    not start from the next deck (the first) waits for its own opening shuffle."""
+    card_s = fig["deal"]["deal_s"] / fig["deal"]["cards"]
+    route_change_s = (fig["deal"]["flop_s"] - 4 * card_s) / 2  # a flop moves the diverter twice
+    load_card_s = fig["r52"][1]["load_s_per_card"]
+    opening = in_hand = cards = stops = wait_open = interleave = 0.0
+    in_hand_count = zero = from_next = 0
+    idle = betting_s
+    for h in hands:
+        rs = list(h["reshuffles"])
+        if h.get("from_next"):
+            t_open = reshuffle_s(fig, 52)
+            w = max(0.0, t_open - idle)
+            from_next += 1
+        else:
+            t_open = reshuffle_s(fig, rs.pop(0)) if rs else 0.0
+            w = t_open
+        opening += t_open
+        wait_open += w
+        zero += w == 0.0
+        for n in rs:
+            in_hand += reshuffle_s(fig, n)
+            in_hand_count += 1
+        idle = betting_s / (2.0 if rs else 1.0)  # what the next hand's deck gets
+        if two_decks:
+            interleave += min(h["steps"] * load_card_s / 2, idle)
+        c = h["cards"]
+        n_cards = sum(c.values())
+        cards += n_cards * card_s + 2 * c.get(1, 0) * route_change_s  # to and from the burn
+        stops += h["stop_ms"] / 1000.0
+    k = float(len(hands))
+    shoe = (opening + in_hand + cards + stops) / k   # the mechanism's work a hand
+    wait = (wait_open + interleave + in_hand + cards + stops) / k
+    per_hand = wait + betting_s
+    return {"hands": len(hands), "opening_s": opening / k, "in_hand_s": in_hand / k,
+            "in_hand_reshuffles": in_hand_count, "cards_s": cards / k, "stops_s": stops / k,
+            "shoe_s": shoe, "wait_s": wait, "wait_opening_s": wait_open / k,
+            "interleave_s": interleave / k, "hands_no_wait": zero, "from_next": from_next,
+            "hands_per_hour_shoe_only": 3600.0 / (shoe if two_decks else wait),
+            "hands_per_hour": 3600.0 / per_hand, "betting_s": betting_s,
+            "busy_share": min(1.0, shoe / per_hand), "card_s": card_s}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hands", type=int, default=300, help="hands played for the hour")
+    ap.add_argument("--plans", type=int, default=1000, help="plans for the timing spread")
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--quick", action="store_true", help="40 hands, 4 plans (`make test`)")
+    ap.add_argument("--mechanism", metavar="ROOT", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.mechanism:
+        print(json.dumps(mechanism_here(args.mechanism, args.plans)))
+        return
+    if args.quick:
+        args.hands, args.plans = min(args.hands, 40), min(args.plans, 4)
+    with open(TABLE) as f:
+        table = json.load(f)
+    betting_s = table["betting_s_per_hand"]["value"]
+    hands = play_hour(args.hands, args.seed)
+    base_root, why = baseline_tree(table["baseline"]["commit"])
+    if base_root is None:
+        raise SystemExit("the baseline (commit %s) is not to be had: %s; run this from a git "
+                         "checkout of the project" % (table["baseline"]["commit"], why[0]))
+    designs = ("now", "baseline")
+    res = {}
+    for name, root in (("now", ROOT), ("baseline", base_root)):
+        fig = mechanism(root, args.plans)
+        res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
+    two_hands = play_hour(args.hands, args.seed, two_decks=True)
+    res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
+    base = res["baseline"]
+    for name in designs:
+        fig, hr = res[name]["mechanism"], res[name]["hour"]
+        print("== %s%s" % (name, "" if name == "baseline" else
+                           " (the shoe as designed; baseline: %s)" % table["baseline"]["name"]))
+        for n in ("52", "40"):
+            first, nxt = fig["r" + n]
+            print("reshuffle of %s cards: first after power-up %.1f s, next %.1f s (%.2f s a "
+                  "card loaded, %.1f s unloading)%s" % (
+                      n, first["total_s"], nxt["total_s"], nxt["load_s_per_card"],
+                      nxt["unload_s"], "" if name == "baseline" else "; baseline %.1f s" %
+                      base["mechanism"]["r" + n][1]["total_s"]))
+        print("initial deal of 18 cards: %.1f s (%.2f s a card); a flop with its burn %.1f s"
+              % (fig["deal"]["deal_s"], fig["deal"]["deal_s"] / 18, fig["deal"]["flop_s"]))
+        print("reshuffle time spread over %d plans: %.1f ms (max minus min, the carousel's "
+              "part %.1f..%.1f ms; travel %d..%d slots)"
+              % (fig["plans"], fig["spread_ms"], fig["spread_range_ms"][0],
+                 fig["spread_range_ms"][1], fig["travel"][0], fig["travel"][1]))
+        print("table's hour, %d hands of 9-seat hold'em with the demo's irregularities "
+              "(%d in-hand reshuffles):" % (hr["hands"], hr["in_hand_reshuffles"]))
+        print("  hands/hour, the shoe the only delay: %.1f" % hr["hands_per_hour_shoe_only"])
+        print("  hands/hour with %.0f s of betting a hand: %.1f"
+              % (betting_s, hr["hands_per_hour"]))
+        print("  the table waits for the shoe %.1f s a hand: opening shuffle %.1f s, in-hand "
+              "reshuffles %.1f s, cards %.1f s, stops %.1f s"
+              % (hr["wait_s"], hr["wait_opening_s"], hr["in_hand_s"], hr["cards_s"],
+                 hr["stops_s"]))
+        print("  mechanism busy %.0f %% of the hour" % (100 * hr["busy_share"]))
+    two = res["now"]["two_decks"]
+    print("== two decks (the next deck shuffled while a hand is dealt: SHUFFLER.md; this tree's "
+          "mechanism)")
+    print("  %d of %d hands started from the deck shuffled during the last one (the "
+          "simulator's two-deck shoe, the same demo seed)" % (two["from_next"], two["hands"]))
+    print("  the table waits for the opening shuffle %.1f s a hand (0 s in %d of %d hands; one "
+          "deck: %.1f s; baseline %.1f s), %.1f s a hand for dealing steps behind a card going "
+          "into the carousel"
+          % (two["wait_opening_s"], two["hands_no_wait"], two["hands"],
+             res["now"]["hour"]["wait_opening_s"], base["hour"]["wait_opening_s"],
+             two["interleave_s"]))
+    print("  hands/hour with %.0f s of betting a hand: %.1f (one deck %.1f, baseline %.1f); the "
+          "shoe the only delay: %.1f (the path shuffles the next deck too)"
+          % (betting_s, two["hands_per_hour"], res["now"]["hour"]["hands_per_hour"],
+             base["hour"]["hands_per_hour"], two["hands_per_hour_shoe_only"]))
+    print("  mechanism busy %.0f %% of the hour" % (100 * two["busy_share"]))
+    now = res["now"]["hour"]
+    print("ratio to the baseline: hands/hour x%.2f (shoe only), x%.2f (with betting); "
+          "52-card reshuffle x%.2f"
+          % (now["hands_per_hour_shoe_only"] / base["hour"]["hands_per_hour_shoe_only"],
+             now["hands_per_hour"] / base["hour"]["hands_per_hour"],
+             res["now"]["mechanism"]["r52"][1]["total_s"]
+             / base["mechanism"]["r52"][1]["total_s"]))
+    print(json.dumps(res, default=str))
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()
