@@ -36,8 +36,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from facedown.firmware import ROOT
+
 TABLE = os.path.join(ROOT, "hardware", "table.json")
 
 
@@ -149,7 +149,7 @@ class Table:
 
     def __init__(self, seed, two_decks=False):
         for p in (os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol"),
-                  os.path.join(ROOT, "firmware"), os.path.join(ROOT, "host")):
+                  os.path.join(ROOT, "firmware")):
             if p not in sys.path:
                 sys.path.insert(0, p)
         import wire
@@ -222,7 +222,6 @@ def play_hour(hands, seed, two_decks=False):
     """Play `hands` hands of 9-seat hold'em with the demo's irregularities: a list of what each
     hand asked of the mechanism. two_decks: on the simulator's two-deck shoe, where a hand
     starts from the deck shuffled during the last one when it is ready ("from_next")."""
-    sys.path.insert(0, os.path.join(ROOT, "host"))
     from facedown.demo import SEATS, Demo
 
     args = argparse.Namespace(seed=seed, hands=hands, feed_ms=0, rules="tda2024")
