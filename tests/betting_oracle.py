@@ -72,7 +72,8 @@ GAMES = {
 }
 
 KNOWN = ("pokerkit reopens after a short all-in", "pokerkit raises over a short completion", "odd chip by seat order",
-         "pokerkit asks the last seat with chips", "pokerkit splits a side pot with no low")
+         "pokerkit asks the last seat with chips", "pokerkit splits a side pot with no low",
+         "pokerkit counts a short all-in toward the cap")
 
 
 class Mismatch(AssertionError):
@@ -203,7 +204,13 @@ def play(name: str, r: random.Random, counts: dict) -> dict:
         for kind, amount in choose(engine, r):
             if pk_can(state, kind, amount):
                 break
-            if kind == "complete" and engine.cfg["bring_in"] < engine.high:
+            if kind in ("bet", "raise", "complete") and engine.nbets < engine.cfg["cap"] <= \
+                    state.completion_betting_or_raising_count:
+                # a fixed-limit all-in short of a full raise: under the house's reopen_limit
+                # "full" it is no raise, so it does not count toward the cap (betting.py; with
+                # "half", TDA 47-B, half a bet counts and caps it); pokerkit counts every raise
+                counts[KNOWN[5]] = counts.get(KNOWN[5], 0) + 1
+            elif kind == "complete" and engine.cfg["bring_in"] < engine.high:
                 # a short all-in completion: the next seat completes to the small bet; pokerkit
                 # takes the short completion for the bet and asks a raise over it
                 counts[KNOWN[1]] = counts.get(KNOWN[1], 0) + 1
