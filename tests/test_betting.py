@@ -135,6 +135,26 @@ def test_fixed_limit_cap_and_half_bet_reopening():
     assert "raise" not in b2.options(1)
 
 
+def test_a_short_all_in_counts_toward_the_cap_only_when_it_reopens():
+    """Razz, a small bet of 2: completed to 2, raised to 4, 6, then an all-in to 7 (half a
+    bet). Under TDA 47-B (reopen_limit "half") it is a raise: the fourth bet, capped. Under
+    "full" it is no raise: one more raise is left (pokerkit counts it either way: the oracle
+    names that difference)."""
+    stacks = {1: 8, 2: 5, 3: 250, 4: 7, 6: 4, 7: 269, 8: 7}
+    c = B.config(G.STUD, {"structure": "fl", "ante": 1, "bring_in": 1, "small_bet": 2,
+                          "big_bet": 4})
+    for reopen, options in (("half", {"fold": None, "call": 5}),
+                            ("full", {"fold": None, "call": 5, "raise": (9, 9)})):
+        b = B.Betting(G.STUD, sorted(stacks), None, c, dict(stacks), opener=2,
+                      house={"reopen_limit": reopen})
+        for seat, kind, to in ((2, "bringin", None), (3, "complete", 2), (4, "raise", 4),
+                               (6, "call", None), (7, "call", None), (8, "raise", 6),
+                               (1, "allin", None), (2, "fold", None)):
+            b.act(seat, kind, to)
+        assert b.to_act == 3 and b.options() == options, (reopen, b.options())
+        assert b.nbets == (4 if reopen == "half" else 3)
+
+
 def test_cap_heads_up_by_rulebook():
     c = B.config(G.BOARD, {"structure": "fl", "blinds": [5, 10]})
     for rules, capped in (("tda2024", True), ("robert", False)):
