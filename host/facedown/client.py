@@ -428,15 +428,25 @@ class Client:
         return first, nxt
 
     def status(self):
-        chunks = []
-        offset = 0
-        while True:
-            hand, _next, chunk = self.call("status", offset)
-            if not chunk:
-                break
-            chunks.append(bytes(chunk))
-            offset += len(chunk)
-        return json.loads(b"".join(chunks).decode())
+        """The shoe's status document, read in chunks of one snapshot (offset 0 takes a new
+        one on the shoe). On a lossy line a late copy of an earlier status 0 can make the shoe
+        take a new snapshot while the chunks are read, and the pieces then do not join: read it
+        again from the start (read-only; at most three times)."""
+        for attempt in range(3):
+            chunks = []
+            offset = 0
+            while True:
+                hand, _next, chunk = self.call("status", offset)
+                if not chunk:
+                    break
+                chunks.append(bytes(chunk))
+                offset += len(chunk)
+            try:
+                return json.loads(b"".join(chunks).decode())
+            except ValueError:
+                self.stats["status_rereads"] = self.stats.get("status_rereads", 0) + 1
+                if attempt == 2:
+                    raise
 
     def sync(self, timeout=10.0):
         """Wait until every event the shoe has made so far has arrived. Returns the last number."""
