@@ -140,6 +140,45 @@ def baseline_tree(commit):
     return folder, None
 
 
+def fast_path(plans, seed="fastpath"):
+    """Revision D (designed: SHUFFLER.md "Revision D"), in the simulator's timing model
+    (firmware/hal/fastpath.py, hardware/fastpath.json): reshuffles of 52 and 40 cards, first
+    after power-up (the pockets seen empty; and after a power cut left cards in them) and
+    next, in the figures' format of mechanism_here (the deal is revision B's: the dealing
+    path is unchanged); the spread over `plans` plans of 52 cards arriving in one order."""
+    sys.path.insert(0, os.path.join(ROOT, "firmware"))
+    from hal.fastpath import FastPath
+    from shoe.drbg import HmacDrbg, seeded_entropy
+    from shoe.shuffler import Plan
+
+    with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
+        pm = json.load(f)
+    with open(os.path.join(ROOT, "hardware", "fastpath.json")) as f:
+        fp = json.load(f)
+    m = FastPath(pm, fp)
+    rng = HmacDrbg(seeded_entropy(seed))
+
+    def fig(n, power_up=False, purge=False):
+        plan = Plan(list(range(n)), rng)
+        r = m.reshuffle([plan.slot_of(c) for c in range(n)], 0, power_up, purge)
+        return {"total_s": r["total_us"] / 1e6, "unload_s": r["unload_us"] / 1e6,
+                "load_s_per_card": r["cycle_us"] / 1e6, "first_card_s": r["first_card_us"] / 1e6}
+
+    out = {"r52": (fig(52, True), fig(52)), "r40": (fig(40, True), fig(40)),
+           "r52_purge": fig(52, True, True), "r40_purge": fig(40, True, True)}
+    totals, worst = [], 0
+    stub = list(range(52))
+    for i in range(plans):
+        plan = Plan(stub, rng)
+        r = m.reshuffle([plan.slot_of(c) for c in stub], (13 * i) % m.slots)
+        totals.append(r["total_us"])
+        worst = max(worst, r["worst_move_us"])
+    out.update({"spread_us": max(totals) - min(totals), "plans": plans,
+                "worst_move_ms": worst / 1e3, "move_bound_ms": m.move_bound_us / 1e3,
+                "cycle_ms": m.cycle_us / 1e3, "feed_steps_per_s": m.feed_v})
+    return out
+
+
 # --------------------------------------------------------------------------- the table's hour
 
 class Table:
@@ -271,7 +310,8 @@ def hour(fig, hands, betting_s, two_decks=False):
     route_change_s = (fig["deal"]["flop_s"] - 4 * card_s) / 2  # a flop moves the diverter twice
     load_card_s = fig["r52"][1]["load_s_per_card"]
     opening = in_hand = cards = stops = wait_open = interleave = 0.0
-    in_hand_count = zero = from_next = 0
+    in_hand_count = zero = from_next = zero_next = 0
+    worst_next = 0.0
     idle = betting_s
     for h in hands:
         rs = list(h["reshuffles"])
@@ -279,6 +319,8 @@ def hour(fig, hands, betting_s, two_decks=False):
             t_open = reshuffle_s(fig, 52)
             w = max(0.0, t_open - idle)
             from_next += 1
+            zero_next += w == 0.0
+            worst_next = max(worst_next, w)
         else:
             t_open = reshuffle_s(fig, rs.pop(0)) if rs else 0.0
             w = t_open
@@ -303,6 +345,7 @@ def hour(fig, hands, betting_s, two_decks=False):
             "in_hand_reshuffles": in_hand_count, "cards_s": cards / k, "stops_s": stops / k,
             "shoe_s": shoe, "wait_s": wait, "wait_opening_s": wait_open / k,
             "interleave_s": interleave / k, "hands_no_wait": zero, "from_next": from_next,
+            "from_next_no_wait": zero_next, "wait_opening_max_from_next_s": worst_next,
             "hands_per_hour_shoe_only": 3600.0 / (shoe if two_decks else wait),
             "hands_per_hour": 3600.0 / per_hand, "betting_s": betting_s,
             "busy_share": min(1.0, shoe / per_hand), "card_s": card_s}
@@ -336,6 +379,12 @@ def main():
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
     two_hands = play_hour(args.hands, args.seed, two_decks=True)
     res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
+    fast = fast_path(args.plans)
+    fig_d = dict(res["now"]["mechanism"], r52=fast["r52"], r40=fast["r40"])
+    res["revision_d"] = {"mechanism": fast, "hour": hour(fig_d, hands, betting_s),
+                         "two_decks": hour(fig_d, two_hands, betting_s, True),
+                         "hour_shoe_only": hour(fig_d, hands, 0.0),
+                         "two_decks_shoe_only": hour(fig_d, two_hands, 0.0, True)}
     base = res["baseline"]
     for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
@@ -380,6 +429,38 @@ def main():
           % (betting_s, two["hands_per_hour"], res["now"]["hour"]["hands_per_hour"],
              base["hour"]["hands_per_hour"], two["hands_per_hour_shoe_only"]))
     print("  mechanism busy %.0f %% of the hour" % (100 * two["busy_share"]))
+    d = res["revision_d"]
+    fm = d["mechanism"]
+    print("== revision D (the pipelined loader, designed: SHUFFLER.md; the simulator's timing "
+          "model, hal/fastpath.py with hardware/fastpath.json's sourced figures)")
+    for n in ("52", "40"):
+        first, nxt = fm["r" + n]
+        print("reshuffle of %s cards: first after power-up %.1f s, next %.1f s (%.3f s a card, "
+              "%.1f s unloading; %.1f s after a power cut left cards in the pockets); "
+              "revision B %.1f s, baseline %.1f s"
+              % (n, first["total_s"], nxt["total_s"], nxt["load_s_per_card"], nxt["unload_s"],
+                 fm["r%s_purge" % n]["total_s"], res["now"]["mechanism"]["r" + n][1]["total_s"],
+                 base["mechanism"]["r" + n][1]["total_s"]))
+    print("card cycle %.1f ms (the carousel's padded quarter turn %.1f ms, the longest real "
+          "move %.1f ms, then the card's fall into its pocket); the feed at %.0f steps/s"
+          % (fm["cycle_ms"], fm["move_bound_ms"], fm["worst_move_ms"], fm["feed_steps_per_s"]))
+    print("revision D reshuffle time spread over %d plans: %d us (max minus min; the model's "
+          "grain 1 us)" % (fm["plans"], fm["spread_us"]))
+    print("initial deal of 18 cards: %.1f s (the dealing path is revision B's)"
+          % res["now"]["mechanism"]["deal"]["deal_s"])
+    for name, hr, hr0 in (("one deck", d["hour"], d["hour_shoe_only"]),
+                          ("two decks", d["two_decks"], d["two_decks_shoe_only"])):
+        print("  revision D, %s: hands/hour %.1f with %.0f s of betting, %.1f the shoe the only "
+              "delay; the table waits %.1f s a hand (opening shuffle %.1f s, in-hand "
+              "reshuffles %.1f s); mechanism busy %.0f %% of the hour"
+              % (name, hr["hands_per_hour"], betting_s, hr0["hands_per_hour_shoe_only"],
+                 hr["wait_s"], hr["wait_opening_s"], hr["in_hand_s"], 100 * hr["busy_share"]))
+    two = d["two_decks"]
+    print("  revision D, two decks: the opening wait is 0 s in %d of the %d hands that start "
+          "from the next deck (the longest %.1f s); %d hand(s) shuffle their own deck (the "
+          "session's first: %.1f s, before the table's first hand can be dealt)"
+          % (two["from_next_no_wait"], two["from_next"], two["wait_opening_max_from_next_s"],
+             two["hands"] - two["from_next"], fm["r52"][0]["total_s"]))
     now = res["now"]["hour"]
     print("ratio to the baseline: hands/hour x%.2f (shoe only), x%.2f (with betting); "
           "52-card reshuffle x%.2f"

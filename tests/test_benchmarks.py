@@ -48,7 +48,10 @@ FIGURES = {
                  r"the table waits for the shoe %s s a hand: opening shuffle %s s" % (NUMBER,
                                                                                       NUMBER),
                  r"mechanism busy \d+ % of the hour", r"ratio to the baseline",
-                 r"the table waits for the opening shuffle %s s a hand \(0 s in \d+ of" % NUMBER],
+                 r"the table waits for the opening shuffle %s s a hand \(0 s in \d+ of" % NUMBER,
+                 r"== revision D \(the pipelined loader",
+                 r"revision D reshuffle time spread over 4 plans: \d+ us",
+                 r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands"],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
 }
