@@ -109,24 +109,29 @@ def test_a_power_cut_loses_the_next_deck_not_the_hand():
 
 
 def test_on_the_virtual_shoe_a_power_cut_mid_hand_keeps_the_hand():
-    """The real firmware under MicroPython (FACEDOWN_SIM=two_decks=1): hands go on through the
-    protocol as with one deck; the power goes mid-hand (the next deck loading in the pockets is
-    lost with the RAM), the hand goes on from the journal, every card once, and the next hand
-    starts (shuffling its own deck: its next deck was lost)."""
+    """The real firmware under MicroPython (FACEDOWN_SIM=two_decks=1,gap_cards=13: the next
+    deck loads 13 cards in each gap between steps): hands go on through the protocol as with
+    one deck; the power goes mid-hand with the next deck half in the pockets (its plan lost
+    with the RAM), the hand goes on from the journal, every card once, and the next deck is
+    loaded again with a new plan while it does."""
     from facedown.virtualshoe import VirtualShoe
 
     seats = list(range(1, 10))
-    with VirtualShoe(env={"FACEDOWN_SIM": "two_decks=1,seed=19"}) as shoe:
+    with VirtualShoe(env={"FACEDOWN_SIM": "two_decks=1,gap_cards=13,seed=19"}) as shoe:
         shoe.start(ready_line="ready", timeout=20)
         c = shoe.connect(timeout=30)
         c.call("config", "holdem", sum(1 << s for s in seats), 9, "tda2024", "{}")
         for hand in range(3):
             c.call("hand", 0)
             c.call("deal", 0)
-            if hand == 1:
+            if hand == 1:  # the next deck is 13 cards in (13 a gap between steps)
+                assert c.status()["next_deck"]["in"] == 13
                 shoe.restart(ready_line="ready", timeout=20)   # the power cut
                 c.resume()
             c.call("street")
+            if hand == 1:  # loaded again with a new plan, from the hand's next step on
+                nd = c.status()["next_deck"]
+                assert nd["state"] == "loading" and nd["in"] == 13, nd
             c.call("street")
             c.call("street")
             st = c.status()
@@ -167,3 +172,79 @@ def test_a_short_deck_game_gathers_its_36_cards():
     del plans[:]
     s.ok("hand", 0)
     assert plans == [False] and sorted(s.dev.hand.z.stub) == C.deck(C.SHORT)
+
+
+def test_an_in_hand_reshuffle_with_the_next_deck_half_loaded():
+    """The next deck loads in the gaps between the hand's steps (13 cards a gap here); a
+    premature flop reshuffles the stub mid-hand: the next deck's cards in the pockets drop
+    onto the tray and go back into the gather tray, the stub goes through the carousel (the
+    simulator checks it comes out as the engine's stub), and the next deck starts again with
+    a new plan; it is ready by the hand's end and the next hand deals exactly that plan."""
+    s, plans = two_deck_shoe()
+    mech = s.hal.mech
+    mech.decks.per_gap = 13
+    table(s)                                   # hand 1 (its own shuffle); the other deck waits
+    nd = mech.batch
+    assert nd.state == B.LOADING and nd.count == 0
+    s.ok("deal", 0)
+    s.ok("street")                             # the flop; the next deck 26 cards in
+    assert nd.count == 26 and sum(p is not None for p in mech.carousel.pockets) == 26
+    first = list(nd.plan.cards)
+    del plans[:]
+    s.ok("report", 2, 0, 0)                    # the flop came too soon: the stub reshuffled
+    assert plans == [True], "the in-hand reshuffle went through the carousel"
+    assert mech.decks.cleared == 39            # 13 more went in before the report's step
+    assert nd.state == B.LOADING and nd.count == 0 and nd.starts == 2
+    assert nd.plan.cards != first and len(mech.decks.gather_tray) == 52
+    assert all(p is None for p in mech.carousel.pockets)
+    assert s.status()["next_deck"]["state"] == "loading"
+    for step in ("street", "street", "street"):  # the flop again, the turn, the river
+        s.ok(step)
+    assert nd.count == 39
+    s.ok("end")
+    assert nd.state == B.READY and mech.decks.problem is None
+    order = nd.plan.cards[::-1]
+    del plans[:]
+    s.ok("hand", 0)
+    assert plans == [False] and s.dev.hand.z.stub[::-1] == order
+
+
+def test_a_power_cut_with_the_next_deck_half_loaded():
+    """The power goes while the next deck is half in the pockets: at boot the hand comes back
+    from the journal and goes on; the next deck's plan went with the RAM, so at the hand's
+    next step the pockets are emptied and the deck, still in the gather tray, is loaded again
+    with a new plan; it is ready for the next hand, which deals exactly it."""
+    from shoe.rng import SeededRandom
+
+    s, plans = two_deck_shoe()
+    mech = s.hal.mech
+    mech.decks.per_gap = 13
+    table(s)
+    s.ok("deal", 0)
+    nd = mech.batch
+    assert nd.count == 13 and sum(p is not None for p in mech.carousel.pockets) == 13
+    lost = list(nd.plan.cards)
+    dealt = [e[1] for e in s.events() if e[0] == 1]
+    # the power cut: the RAM's bookkeeping is gone (a fresh TwoDecks), the pockets keep cards
+    mech.two_decks()
+    mech.decks.per_gap = 13
+    mech.decks.rng_source = lambda: SeededRandom("deck/again")
+    s = Shoe(hal=s.hal)                        # the boot: the hand from the journal
+    nd = mech.batch
+    assert nd.state == B.EMPTY
+    s.ok("street")                             # the hand goes on; the next deck loads again
+    assert nd.state == B.LOADING and nd.count == 13 and nd.starts == 1
+    assert nd.plan.cards != lost
+    assert sum(p is not None for p in mech.carousel.pockets) == 13
+    s.ok("street")
+    s.ok("street")
+    table_ = s.status()["table"]
+    cards = [x["card"] for seat in table_["seats"].values() for x in seat] + table_["board"]
+    assert len(cards) == 6 + 5 and len(set(cards)) == 11
+    assert {C.name(c) for c in dealt} <= set(cards)
+    s.ok("end")
+    assert nd.state == B.READY
+    order = nd.plan.cards[::-1]
+    del plans[:]
+    s.ok("hand", 0)
+    assert plans == [False] and s.dev.hand.z.stub[::-1] == order

@@ -117,6 +117,9 @@ class SimHal:
             self.deck = [parse(text[i:i + 2]) for i in range(0, len(text), 2)]
         if opts.get("two_decks") == "1":  # the next deck shuffled during the hand (SHUFFLER.md)
             self.mech.two_decks()
+            if opts.get("gap_cards"):  # ... N cards in each gap between steps, not at once
+                self.mech.decks.per_gap = int(opts["gap_cards"])
+            self.mech.decks.rng_source = self.deck_rng  # a deck loaded again after a power cut
         rate = float(opts.get("mech_faults", "0"))
         if rate:
             self.mech.random_faults(rate, SeededRandom("faults/%s" % self.seed))
@@ -154,6 +157,13 @@ class SimHal:
                                  personalization=self.device_id.encode())
         self.drbg.cycle((time.ticks_us() & 0xFFFFFFFF).to_bytes(4, "little"))  # move on
         return self.drbg
+
+    def deck_rng(self):
+        """The random source for the next deck's plan drawn again after a power cut: the
+        simulator's seed's own stream (seed/deck/boot), or the shoe's HMAC-DRBG."""
+        if self.seed is not None:
+            return SeededRandom("%s/deck/%s" % (self.seed, self.store.read("boots") or "0"))
+        return self.rng(None)
 
     def maintenance_switch(self):
         """The simulated maintenance key switch: turned while a file "keyswitch" is in the

@@ -2,9 +2,13 @@
 # gather tray, the next deck's loading through the simulated carousel (hal/simcarousel.py),
 # each card read on its way in by shoe/batch.py's bookkeeping, and the shuffle tray's stack
 # that the next hand starts from. The shoe does the loading in the path's idle time between
-# the hand's steps; the simulator does it at once, when the hand starts.
+# the hand's steps; the simulator does it at once, when the hand starts, or with per_gap set
+# (FACEDOWN_SIM=gap_cards=N) N cards in each gap before a step and one more gap at the hand's
+# end. An in-hand reshuffle needs the pockets: the next deck's cards in them drop onto the
+# tray and go back into the gather tray (clear()), the stub is shuffled, and the next deck
+# starts again with a new plan (resume()).
 from shoe import cards as C
-from shoe.batch import BACKS, EMPTY, LOADED, READY, STATES, NextDeck
+from shoe.batch import BACKS, EMPTY, LOADED, LOADING, READY, STATES, NextDeck
 
 
 class TwoDecks:
@@ -15,12 +19,20 @@ class TwoDecks:
         self.gather_extra = []   # cards a test slips into the gather tray: (code, back)
         self.problem = None      # what the next deck's loading stopped on (NextDeck.problem)
         self.tray_stack = []     # the shuffle tray's stack (the next deck), top card first
+        self.per_gap = None      # cards loaded in each gap between steps (None: all at once)
+        self.rng = None          # the hand's random source, for a plan drawn again
+        self.restart = False     # an in-hand reshuffle took the pockets: start again after it
+        self.cleared = 0         # next-deck cards taken out of the pockets for a reshuffle
+        self.rng_source = None   # () -> a random source, for a deck loaded again after boot
+        self.boot = True         # no hand has started since power-up
 
     def next_deck(self):
         """The next hand's deck when it lies shuffled on the tray: the operator puts it into
         the magazine; its order, first card out first (Hand's order). Else None (the hand's
         own opening shuffle, on the table's clock)."""
         nd = self.nd
+        if nd.state == LOADING and self.per_gap is not None:
+            self.work(self.per_gap)  # the last gap: the hand's end
         if nd.state == EMPTY:
             return None
         if nd.state != READY:  # the cards in the pockets drop onto the tray; the next deck is
@@ -45,22 +57,82 @@ class TwoDecks:
         back = nd.back
         self.gather_tray = [(c, back) for c in cards[::-1]] + self.gather_extra
         self.gather_extra = []
+        self.rng = rng
+        self.restart = False
+        self.boot = False
         nd.start(rng)
         mech = self.mech
         if mech.carousel is None:
             mech.carousel = SimCarousel(nd.plan.slots)
-        car = mech.carousel
         self.problem = None
-        while self.gather_tray:
+        if self.per_gap is None:
+            self.work(None)
+
+    def step(self):
+        """The gap before a hand's step. The first step after power-up with no deck loading
+        is a hand the journal brought back: a power cut stopped the next deck's loading (its
+        plan went with the RAM, the pockets are emptied at the next reshuffle), and the gather
+        tray still holds that deck: it is loaded again, with a new plan, while the hand goes
+        on. Then, with per_gap, the gap's cards go in."""
+        if self.boot and self.nd.state == EMPTY and self.rng_source is not None:
+            car = self.mech.carousel
+            if car is not None:  # the power-up's purge: whatever the pockets held drops out
+                car.pockets = [None] * len(car.pockets)
+            self.gather(C.deck(self.nd.kind), self.rng_source())
+        self.boot = False
+        if self.per_gap is not None:
+            self.work(self.per_gap)
+
+    def work(self, n):
+        """The path's idle time: up to n cards (None: all) from the gather tray into their
+        pockets; when the last is in, the pockets are emptied onto the shuffle tray; when the
+        gather tray runs empty short of the deck, what is missing is named (problem)."""
+        nd = self.nd
+        if nd.state != LOADING:
+            return
+        car = self.mech.carousel
+        while self.gather_tray and (n is None or n > 0):
             code, b = self.gather_tray.pop()
             verdict, slot = nd.take(code, b)
             if slot >= 0:
                 car.put(code & 63, slot)
+            if n is not None:
+                n -= 1
         if nd.state == LOADED:
             self.tray_stack = car.empty(nd.plan)
             nd.unloaded()
-        else:
+        elif not self.gather_tray:
             self.problem = nd.problem()
+
+    def clear(self):
+        """An in-hand reshuffle needs the pockets: the next deck's cards in them drop onto
+        the tray and the operator puts them back into the gather tray (their back tells them
+        from the stub's); the plan is dropped, drawn again after the reshuffle (resume())."""
+        nd = self.nd
+        car = self.mech.carousel
+        if self.boot and car is not None:  # the first reshuffle after power-up: every pocket
+            car.pockets = [None] * len(car.pockets)  # (contents unknown) empties onto the tray
+        if nd.state != LOADING:
+            return
+        back = nd.back
+        for slot in range(len(car.pockets)):
+            code = car.pockets[slot]
+            if code is not None:
+                car.pockets[slot] = None
+                self.gather_tray.insert(0, (code, back))
+                self.cleared += 1
+        nd.lost()
+        self.restart = True
+
+    def resume(self):
+        """After the in-hand reshuffle: the next deck starts again with a new plan."""
+        if not self.restart:
+            return
+        self.restart = False
+        self.nd.start(self.rng)
+        self.problem = None
+        if self.per_gap is None:
+            self.work(None)
 
     def status(self):
         """The next deck's back, state, cards in, and what stopped its loading (the missing

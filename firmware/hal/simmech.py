@@ -101,6 +101,8 @@ class SimMech:
         (a reshuffle, shoe.shuffler.Plan) the simulated carousel realises it first: what it
         leaves in the magazine must be the stub, card for card."""
         if plan is not None:
+            if self.decks is not None:
+                self.decks.clear()  # the next deck's cards in the pockets go back, for now
             if self.carousel is None:
                 from hal.simcarousel import SimCarousel
 
@@ -112,6 +114,8 @@ class SimMech:
             got = self.carousel.shuffle(fed, plan)
             if got != list(stub):
                 raise ValueError("the carousel's order differs from the engine's stub")
+            if self.decks is not None:
+                self.decks.resume()
         self.stack[:] = stub
 
     # ---------------------------------------------------------------- the two decks
@@ -154,6 +158,8 @@ class SimMech:
         """A new step: faults are counted from its first card (a step repeated after a stop is
         not a new step: the shoe does not call this then)."""
         self.feeds = 0
+        if self.decks is not None:
+            self.decks.step()  # the gap before the step: the next deck loads
 
     def pending(self):
         """Faults armed but not yet reached (they carry to the next step that dispenses)."""
