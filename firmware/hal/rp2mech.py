@@ -202,6 +202,7 @@ class Reader:
         self.status = None     # the last status code heard
         self.heard = False     # bytes arrived since the last request
         self.frames_bad = 0
+        self.back = None       # the last report's back field (revision C's reader board)
 
     def _send(self, body):
         self._drain()
@@ -257,11 +258,12 @@ class Reader:
             self.seq = (self.seq + 1) & 0xFF
             seq = "%02X" % self.seq
             self._send("RD," + seq)
-            f = self._await(lambda f: f[0] == "CD" and len(f) == 5 and f[1] == seq, wait)
+            f = self._await(lambda f: f[0] == "CD" and len(f) in (5, 6) and f[1] == seq, wait)
             heard = heard or self.heard
             if f is None:
                 continue
             self.alive = True
+            self.back = f[5] if len(f) == 6 else None  # two decks: the back (hal/decks_rp2.py)
             try:
                 conf = int(f[4])
                 code = C.parse(f[2])
@@ -478,6 +480,9 @@ class Mechanism:
 
     def begin_step(self):
         self.feeds = 0
+
+    def between(self):
+        """The link's idle time between commands (two decks load there: hal/decks_rp2.py)."""
 
     def pending(self):
         return 0

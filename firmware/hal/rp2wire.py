@@ -67,7 +67,12 @@ def wire(hal, pinmap):
         gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
         hal.carousel = Carousel(cst, beam(hal, cs.index, t.beam_us), beams.lid, gate,
                                 hal.clock, ct, hal.tick)
-        hal.mech = ShufflingMechanism(hal.carousel, *args)
+        if "gather_tray" in pm and pm.gather_tray.fitted:  # two decks (revision C), on demand
+            from hal.decks_rp2 import fit
+
+            hal.mech = fit(hal, args)
+        else:
+            hal.mech = ShufflingMechanism(hal.carousel, *args)
     else:
         hal.mech = Mechanism(*args)
     hal.wdt_ms = pm.watchdog.timeout_ms
