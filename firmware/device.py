@@ -301,6 +301,7 @@ class Device:
     def poll_panel(self):
         """The front panel's presses since the last poll, run one by one (panel.py). Called by
         the link between commands; True if any press came."""
+        self.mech.between()  # the path's idle time: two decks load the next deck (decks_rp2.py)
         presses = self._presses
         if presses is None:
             return False

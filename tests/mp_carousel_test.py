@@ -126,14 +126,17 @@ class CarouselWorld:
         board.later(2000, self.poll)
 
 
-def fitted():
+def fitted(two_decks=False):
     """A shoe with the carousel fitted (revision B): hardware/pinmap.json with
-    carousel_stepper.fitted true, the HAL on it, the card path and the carousel's models."""
+    carousel_stepper.fitted true, the HAL on it, the card path and the carousel's models.
+    two_decks: the gather tray fitted too (revision C: hal/decks_rp2.py)."""
     import json
 
     with open(PINMAP) as f:
         d = json.load(f)
     d["carousel_stepper"]["fitted"] = True
+    if two_decks:
+        d["gather_tray"]["fitted"] = True
     if IMAGE:
         path = IMAGE + "/../pinmap-fitted.json"
     else:

@@ -161,6 +161,10 @@ class SimMech:
         if self.decks is not None:
             self.decks.step()  # the gap before the step: the next deck loads
 
+    def between(self):
+        """The link's idle time between commands: the simulator loads the next deck at a step's
+        start (begin_step) instead."""
+
     def pending(self):
         """Faults armed but not yet reached (they carry to the next step that dispenses)."""
         return len(self.faults) + (1 if self.no_burn else 0)

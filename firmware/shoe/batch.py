@@ -95,6 +95,14 @@ class NextDeck:
             self.rejected.pop(0)
         return verdict, -1
 
+    def untake(self, code):
+        """A card take() let in did not reach its pocket (a jam, the lid): it is still to come."""
+        if self.inside[code]:
+            self.inside[code] = 0
+            self.count -= 1
+            if self.state == LOADED:
+                self.state = LOADING
+
     def missing(self):
         """The deck's cards not in yet, by code."""
         return [c for c in C.deck(self.kind) if not self.inside[c]]

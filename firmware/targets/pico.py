@@ -9,4 +9,5 @@ module("hal/pins.py")
 module("hal/stepper_pio.py")
 module("hal/led_pio.py")
 module("hal/carousel_rp2.py")
+module("hal/decks_rp2.py")  # two decks (revision C): imported only when gather_tray is fitted
 module("pinmap.json")
