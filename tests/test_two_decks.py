@@ -248,3 +248,29 @@ def test_a_power_cut_with_the_next_deck_half_loaded():
     del plans[:]
     s.ok("hand", 0)
     assert plans == [False] and s.dev.hand.z.stub[::-1] == order
+
+
+def test_facedown_sim_gap_cards_loads_the_next_deck_between_steps(tmp_path):
+    """What a user meets: `facedown sim --two-decks --gap-cards 13`: after the hand starts the
+    next deck waits in the gather tray; each step's gap loads 13 of its cards (status shows the
+    count, never the order); --gap-cards without --two-decks, or of 0, is refused in one line."""
+    from cli import Sim, run
+
+    with Sim("--two-decks", "--gap-cards", 13, "--seed", 5, "--flash", tmp_path / "f") as sim:
+        for argv in (("login", "--role", "maintenance"),
+                     ("config", "--game", "holdem", "--seats", "1-9"), ("hand",)):
+            proc = run("--port", sim.port, *argv)
+            assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+        seen = []
+        for argv in (("deal",), ("street",)):
+            proc = run("--port", sim.port, *argv)
+            assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+            st = json.loads(run("--port", sim.port, "status", "--json").stdout)
+            seen.append(st["next_deck"])
+        assert seen == [{"back": "blue", "state": "loading", "in": n, "of": 52, "problem": None}
+                        for n in (13, 26)], seen
+    for argv, why in ((("--gap-cards", "13"), "it needs --two-decks"),
+                      (("--two-decks", "--gap-cards", "0"), "1 or more")):
+        proc = run("sim", *argv)
+        assert proc.returncode != 0 and why in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2

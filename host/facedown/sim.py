@@ -29,6 +29,10 @@ def add_command(sub):
     p.add_argument("--two-decks", action="store_true",
                    help="the two-deck shoe (hardware/SHUFFLER.md): each hand starts from the "
                         "deck shuffled while the last one was dealt; status shows next_deck")
+    p.add_argument("--gap-cards", type=int, default=None, metavar="N",
+                   help="with --two-decks: the next deck loads N cards in each gap between the "
+                        "hand's steps (default: all at the hand's start), so an in-hand "
+                        "reshuffle or a power cut can meet it half loaded")
     for name in ("drop", "corrupt", "duplicate", "delay"):
         p.add_argument("--" + name, type=float, default=0.0, metavar="P",
                        help="line fault: probability per byte to %s it" % name)
@@ -36,10 +40,12 @@ def add_command(sub):
     p.set_defaults(func=run)
 
 
-def sim_env(seed=None, deck=None, feed_ms=0, mech_faults=0.0, two_decks=False):
+def sim_env(seed=None, deck=None, feed_ms=0, mech_faults=0.0, two_decks=False, gap_cards=None):
     opts = ["feed_ms=%d" % feed_ms]
     if two_decks:
         opts.append("two_decks=1")
+        if gap_cards is not None:
+            opts.append("gap_cards=%d" % gap_cards)
     if seed is not None:
         opts.append("seed=%d" % seed)
     if deck:
@@ -91,6 +97,12 @@ def check(args):
         if args.two_decks:
             raise UserError("--deck stacks every hand, --two-decks deals each from the deck "
                             "shuffled during the last: give one of them")
+    if args.gap_cards is not None:
+        if not args.two_decks:
+            raise UserError("--gap-cards paces the next deck's loading: it needs --two-decks")
+        if args.gap_cards < 1:
+            raise UserError("--gap-cards is the cards loaded in each gap between steps, 1 or "
+                            "more (not %d)" % args.gap_cards)
     if args.flash and os.path.exists(args.flash) and not os.path.isdir(args.flash):
         raise UserError("--flash %s is a file: it names the folder that plays the shoe's "
                         "flash" % args.flash, hint="give a new or an existing shoe's folder")
@@ -110,7 +122,8 @@ def run(args):
 
     key_path = None
     shoe = VirtualShoe(flash=args.flash, env=sim_env(args.seed, args.deck, args.feed_ms,
-                                                     args.mech_faults, args.two_decks),
+                                                     args.mech_faults, args.two_decks,
+                                                     args.gap_cards),
                        nullmodem=modem, keep=bool(args.flash), install=not installed)
     try:
         if shoe.key is not None:
