@@ -126,7 +126,8 @@ def case_two_decks_gather_between_steps():
     """The next deck from the gather tray in the idle time: a card of the deck in play (red
     back) and a joker among it, its 3d missing: each named, to the reject bin; the 3d put in,
     the deck completes, lies on the shuffle tray in the plan's order, and the next hand deals
-    it. The dealing magazine is never picked from meanwhile."""
+    it, a red card left among it going to the reject bin unseen by the engine. The dealing
+    magazine is never picked from meanwhile."""
     from shoe.batch import READY
 
     world, hal, cw, gw, rng = two_deck_shoe()
@@ -158,9 +159,14 @@ def case_two_decks_gather_between_steps():
     assert [c.code for c in cw.tray] == order and len(order) == 52
     mech.load(order)                             # the next hand, from the next deck
     world.magazine = list(reversed(cw.tray))     # the operator: the tray's stack, as it is
-    for i in range(3):
-        assert mech.feed(ROUTE_OUT) == [order[i]]
+    stray = Card(C.parse("Kh"))                  # a red card left in the dealing magazine
+    stray.back = 0
+    world.magazine.insert(len(world.magazine) - 2, stray)
+    got = [mech.feed(ROUTE_OUT) for _ in range(4)]  # the blue deck is in play now
+    assert got == [[order[0]], [order[1]], [], [order[2]]], got  # ([]: the engine feeds again)
     assert mech.nd.back == 0, "the decks swap: the red one is gathered next"
+    assert world.out[ROUTE_REJECT][-1] is stray and mech.rejected[-1] == ("other_deck", stray.code)
+    assert [c.code for c in world.out[ROUTE_OUT]] == order[:3]
 
 
 def case_two_decks_in_hand_reshuffle_half_loaded():

@@ -28,7 +28,7 @@
 # Nothing of the next deck's order leaves the shoe: next_status() gives its back, state,
 # count and the names of missing and rejected cards (NextDeck.problem), never an order.
 from hal.carousel_rp2 import ROUTE_SHUFFLE, ShufflingMechanism
-from hal.rp2mech import Mechanism
+from hal.rp2mech import UNREADABLE, Mechanism
 from shoe import cards as C
 from shoe.batch import BACKS, EMPTY as NONE, LOADED, LOADING, READY, STATES, NextDeck
 from shoe.faults import EMPTY, JAM, MechanismFault
@@ -98,6 +98,7 @@ class TwoDeckMechanism(ShufflingMechanism):
         self.from_next = False   # the hand's stack is the next deck, on the shuffle tray
         self.aside = False       # the ready next deck was lifted off the tray for a reshuffle
         self.held_gather = False  # a fault left a gather card at the hold: never dealt
+        self.other = None        # a dealt card with the next deck's back: to the reject bin
 
     # ---------------------------------------------------------------- the device's side
 
@@ -154,7 +155,12 @@ class TwoDeckMechanism(ShufflingMechanism):
             raise MechanismFault(JAM, "a card of the next deck (%s back) stopped in the path: open "
                                       "the lid, take it out, put it into the gather tray, close "
                                       "the lid and feed again" % BACKS[self.nd.back])
-        return ShufflingMechanism.feed(self, route)
+        out = ShufflingMechanism.feed(self, route)
+        if self.other is not None:  # rejected as unread: it was no card of the stub
+            self.unread -= 1
+            self.rejected[-1] = ("other_deck", self.other)
+            self.other = None
+        return out
 
     # ---------------------------------------------------------------- the idle time
 
@@ -220,6 +226,13 @@ class TwoDeckMechanism(ShufflingMechanism):
         (NextDeck.take) and, going in, its pocket turned to the station while it waits."""
         r = ShufflingMechanism._read(self)
         h = self.held
+        if not self.gathering and isinstance(r, tuple) and h is not None and not h.double \
+                and self.reader.back == ("1" if self.nd.back else "0"):
+            # a card of the next deck (its back) in the dealing magazine: caught between the
+            # decks, it goes to the reject bin and the engine never sees it (the next card is
+            # fed instead); the next deck's loading names it missing
+            self.other = r[0]
+            return UNREADABLE
         if self.gathering and isinstance(r, tuple) and h is not None and \
                 not (h.double or h.short or h.broken):
             code, up, _ = r
