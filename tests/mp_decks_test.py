@@ -139,8 +139,14 @@ def case_two_decks_gather_between_steps():
     gw.gather.insert(20, stray)
     gw.gather.insert(5, blue([C.JOKER])[0])
     dealing = list(world.magazine)
+    served = []
+    link_idle = lambda: served.append(1)         # noqa: E731  (the link, as main.py sets it)
+    mech.idle = link_idle
     mech.gather(list(range(52)), rng)
     idle(mech)
+    # a command arriving while a gather card moves would run inside its feed: the link waits
+    assert served == [] and mech.idle is link_idle
+    mech.idle = None
     nd = mech.nd
     assert nd.count == 51 and mech.waiting, (nd.count, mech.problem)
     text = mech.problem

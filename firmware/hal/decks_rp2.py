@@ -175,8 +175,11 @@ class TwoDeckMechanism(ShufflingMechanism):
     def _gather_one(self):
         nd = self.nd
         car = self.carousel
-        saved = (self.before, self.feeds, self.expect, self.unread, self.b.magazine)
+        saved = (self.before, self.feeds, self.expect, self.unread, self.b.magazine, self.idle)
         self.before = None       # not one of the hand's feeds: nothing is committed
+        # nor is the link served meanwhile: a command that arrives would run inside this feed
+        # (the link is not busy between commands); it waits for the card, at most a card's time
+        self.idle = None
         self.taken = None
         try:
             present = select(self.reader, GATHER, self._wait)
@@ -194,7 +197,7 @@ class TwoDeckMechanism(ShufflingMechanism):
             self.unread = 0
             self.rate = self.t.shuffle_rate
             self.acc = self.t.shuffle_accel
-            car.idle = self.idle
+            car.idle = None
             reads = Mechanism.feed(self, ROUTE_SHUFFLE)
             if self.taken is not None:
                 if self.last_route == ROUTE_SHUFFLE and len(reads) == 1:
@@ -216,10 +219,10 @@ class TwoDeckMechanism(ShufflingMechanism):
             self.held_gather = self.held is not None
         finally:
             self.gathering = False
-            self.before, self.feeds, self.expect, self.unread, self.b.magazine = saved
+            select(self.reader, DEAL, self._wait)  # (before the link is served again)
+            self.before, self.feeds, self.expect, self.unread, self.b.magazine, self.idle = saved
             self.rate = None
             self.acc = None
-            select(self.reader, DEAL, self._wait)
 
     def _read(self):
         """The card at the hold position is read; a gather card is judged by its face and back
