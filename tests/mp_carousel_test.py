@@ -126,10 +126,11 @@ class CarouselWorld:
         board.later(2000, self.poll)
 
 
-def fitted(two_decks=False):
+def fitted(two_decks=False, tweak=None):
     """A shoe with the carousel fitted (revision B): hardware/pinmap.json with
     carousel_stepper.fitted true, the HAL on it, the card path and the carousel's models.
-    two_decks: the gather tray fitted too (revision C: hal/decks_rp2.py)."""
+    two_decks: the gather tray fitted too (revision C: hal/decks_rp2.py); tweak(d) may change
+    the pin map's JSON first."""
     import json
 
     with open(PINMAP) as f:
@@ -137,6 +138,8 @@ def fitted(two_decks=False):
     d["carousel_stepper"]["fitted"] = True
     if two_decks:
         d["gather_tray"]["fitted"] = True
+    if tweak is not None:
+        tweak(d)
     if IMAGE:
         path = IMAGE + "/../pinmap-fitted.json"
     else:

@@ -511,6 +511,46 @@ def test_carousel_pads_are_never_overrun(scripts):
     assert longest > 0.88, longest
 
 
+def test_revision_d_moves_fit_the_models_bounds(scripts):
+    """hal/fastpath.py pads revision D's loading moves to a quarter turn's ideal trapezoid at
+    hardware/fastpath.json's carousel profile, + 5 %, and the move to the unloading turn's first
+    pocket to half a turn's. The Pico's own carousel driver and stepper planner (hal/carousel_rp2,
+    hal/stepper_pio on the fake PIO), run at that profile, make every such move, a pocket to a
+    quarter turn and half a turn, each tab edge checked, within its bound and not far under it."""
+    m = scripts("mp_carousel_test")
+    sys.path.insert(0, os.path.join(ROOT, "firmware"))
+    from hal.fastpath import FastPath
+
+    with open(os.path.join(ROOT, "hardware", "fastpath.json")) as f:
+        fp = json.load(f)
+    with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
+        pm = json.load(f)
+    model = FastPath(pm, fp)
+
+    def tweak(d):
+        cs = d["carousel_stepper"]
+        cs["accel_steps_per_s2"] = fp["carousel_accel_steps_per_s2"]["value"]
+        cs["cruise_steps_per_s"] = fp["carousel_steps_per_s"]["value"]
+
+    world, hal, cw = m.fitted(tweak=tweak)
+    car = hal.carousel
+    car.ready()
+    took = []
+    for d in (1, 3, 8, 15, -15, -7, -1, 30):
+        t0 = m.board.ns
+        car.goto((car.slot_at() + d) % car.t.slots, False, 1)  # the shortest way
+        took.append((abs(d), (m.board.ns - t0) / 1000.0))
+    assert not cw.missed and car.checks > 0
+    for d, us in took:
+        bound = model.half_bound_us if d == 30 else model.move_bound_us
+        assert us <= bound, (d, us, bound)
+        # the model's real move, the ideal trapezoid, is never beaten by the planner's by more
+        # than the checks at the move's end (the planner's ramps are at most the ideal's)
+        assert us <= model.move_us(d * model.sps) + 2000, (d, us, model.move_us(d * model.sps))
+    quarter = max(us for d, us in took if d == 15)
+    assert quarter > 0.85 * model.move_bound_us, (quarter, model.move_bound_us)
+
+
 def test_device_on_the_rp2_hal(scripts, tmp_path, monkeypatch):
     """The device (firmware/device.py, as main.py builds it on the Pico) over Rp2Hal on the
     fakes, under CPython: the journal on rp2.Flash, a hand's random source from the ROSC, cards
