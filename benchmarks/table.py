@@ -147,15 +147,11 @@ def fast_path(plans, seed="fastpath"):
     next, in the figures' format of mechanism_here (the deal is revision B's: the dealing
     path is unchanged); the spread over `plans` plans of 52 cards arriving in one order."""
     sys.path.insert(0, os.path.join(ROOT, "firmware"))
-    from hal.fastpath import FastPath
+    from hal.fastpath import load
     from shoe.drbg import HmacDrbg, seeded_entropy
     from shoe.shuffler import Plan
 
-    with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
-        pm = json.load(f)
-    with open(os.path.join(ROOT, "hardware", "fastpath.json")) as f:
-        fp = json.load(f)
-    m = FastPath(pm, fp)
+    m = load(os.path.join(ROOT, "hardware"))[0]
     rng = HmacDrbg(seeded_entropy(seed))
 
     def fig(n, power_up=False, purge=False):

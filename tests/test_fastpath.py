@@ -4,7 +4,6 @@ plan, every real move fits its bound, the pipeline's stages never collide, every
 its source, and the module compiles for the Pico. The figures themselves are printed by
 benchmarks/table.py (no time is asserted here but the model's own invariants)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from conftest import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "firmware"))
 
-from hal.fastpath import FastPath  # noqa: E402
+from hal.fastpath import FastPath, load as load_model  # noqa: E402
 from shoe.drbg import HmacDrbg, seeded_entropy  # noqa: E402
 from shoe.shuffler import Plan  # noqa: E402
 
@@ -24,11 +23,7 @@ BIN = os.path.dirname(sys.executable)
 
 
 def load():
-    with open(os.path.join(HW, "pinmap.json")) as f:
-        pm = json.load(f)
-    with open(os.path.join(HW, "fastpath.json")) as f:
-        fp = json.load(f)
-    return pm, fp
+    return load_model(HW)[1:]
 
 
 @pytest.fixture(scope="module")

@@ -519,13 +519,9 @@ def test_revision_d_moves_fit_the_models_bounds(scripts):
     quarter turn and half a turn, each tab edge checked, within its bound and not far under it."""
     m = scripts("mp_carousel_test")
     sys.path.insert(0, os.path.join(ROOT, "firmware"))
-    from hal.fastpath import FastPath
+    from hal.fastpath import load
 
-    with open(os.path.join(ROOT, "hardware", "fastpath.json")) as f:
-        fp = json.load(f)
-    with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
-        pm = json.load(f)
-    model = FastPath(pm, fp)
+    model, _pm, fp = load(os.path.join(ROOT, "hardware"))
 
     def tweak(d):
         cs = d["carousel_stepper"]

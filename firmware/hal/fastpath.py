@@ -18,7 +18,19 @@ from hal.motion import move_ms
 
 G_MM_S2 = 9810.0
 
-__all__ = ["FastPath"]
+__all__ = ["FastPath", "load"]
+
+
+def load(hardware):
+    """(FastPath, pin map dict, fastpath dict) from a hardware/ folder's pinmap.json and
+    fastpath.json."""
+    import json
+
+    with open(hardware + "/pinmap.json") as f:
+        pm = json.load(f)
+    with open(hardware + "/fastpath.json") as f:
+        fp = json.load(f)
+    return FastPath(pm, fp), pm, fp
 
 
 def _fall_us(mm):
