@@ -16,6 +16,11 @@
    time; the table's wait for the shoe per hand (for the opening shuffle, in-hand reshuffles,
    the cards); the share of the hour the mechanism is busy.
 
+4. Revision D (the pipelined loader, designed: hardware/SHUFFLER.md), in the simulator's timing
+   model (firmware/hal/fastpath.py with hardware/fastpath.json's sourced figures): the same
+   reshuffles, their spread over --plans plans to the model's grain (1 us), and the table's
+   hour with one deck and with two (the opening wait a hand, and its bound).
+
 Every figure is given for the shoe as designed (this tree's firmware and pin map) and, as the
 baseline in the same run, for the tree of hardware/table.json's `baseline` commit (revision B
 before issue 19: taken out of git into a temporary folder; its firmware measured in a process
