@@ -317,3 +317,39 @@ def test_a_raise_refused_after_an_action_out_of_turn_names_the_rule():
     with pytest.raises(ShoeError, match=r"seat 4 acted out of turn: it may call or fold, not "
                                         r"raise \(RRoP Action out of turn\)"):
         h.action(4, "raise", 800)
+
+
+def test_a_seat_a_procedure_kills_is_folded_in_the_betting_and_after_a_power_cut():
+    # three-handed, button 3 acts first pre-flop: dealt one card short, its call finds its hand
+    # dead (TDA 37); the betting folds it: the blinds play on, the round ends without it
+    h, overrides = bet_hand(seats=(1, 2, 3), button=3)
+    h.deal(5)
+    h.action(3, "call")
+    assert record(h)["procedures"] == ["button-dead"]
+    v = h.bets.view()
+    assert v["seats"]["3"] == {"bet": 0, "in": 0, "stack": 10000, "folded": True}
+    assert (v["to_act"], v["pot"], v["options"]["call"]) == (1, 150, 50)
+    assert [e for e in record(h)["log"] if "action" in e] == [{"action": "call", "seat": 3}]
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 3, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == v
+    h.action(1, "call")
+    h.action(2, "check")
+    assert h.bets.view()["to_act"] is None and h.bets.view()["pot"] == 200
+    h.street()
+    h.action(1, "check")  # (seat 3 is skipped: seat 2 is next)
+    assert h.bets.view()["to_act"] == 2
+
+
+def test_a_heads_up_hand_a_procedure_kills_is_over_in_the_betting():
+    h, _ = bet_hand(seats=(3, 7), button=3)
+    h.deal(3)
+    h.action(3, "raise", 300)  # its raise finds its hand dead: no chips go in
+    v = h.bets.view()
+    assert v["over"] and v["to_act"] is None and v["pot"] == 100
+    assert v["seats"]["3"] == {"bet": 0, "in": 50, "stack": 9950, "folded": True}
+    assert v["seats"]["7"] == {"bet": 0, "in": 50, "stack": 9950}  # 50 of its blind uncalled
+    with pytest.raises(ShoeError, match="seat 7 is the only one left; end the hand"):
+        h.street()

@@ -136,3 +136,28 @@ def test_the_phh_export_carries_the_bets_and_pokerkit_replays_it_to_the_same_sta
         text = dumps(rec)
         assert "chips are the shoe's" in text and "# added" not in text
         assert pokerkit_stacks(rec) == s["stacks"]["end"], text
+
+
+def test_a_hand_a_procedure_killed_is_settled_without_it():
+    # the button (seat 3) calls one card short: dead (TDA 37), folded in the betting; the
+    # blinds check it down and the aces win: the dead seat put out nothing and gets nothing
+    betting = {"blinds": [5, 10], "stacks": 100}
+    deck = [C.parse(t) for t in ORDER] + [c for c in range(52) if C.name(c) not in ORDER]
+    h = Hand("holdem", [1, 2, 3], 3, "tda2024", {"betting": betting}, None, SimMech(), deck)
+    h.bets = Bets(h, betting)
+    h.deal(5)
+    h.action(3, "call")
+    h.action(1, "call")
+    h.action(2, "check")
+    for _ in range(3):
+        h.street()
+        h.action(1, "check")
+        h.action(2, "check")
+    h.end()
+    rec = json.loads(json.dumps(record(h)))
+    rec["config"] = {"game": "holdem", "seats": [1, 2, 3], "button": 3, "rules": "tda2024",
+                     "house": {"betting": betting}}
+    s = payout.settle(rec)
+    assert s["folded"] == [3] and s["contributions"] == {"1": 10, "2": 10, "3": 0}
+    assert s["payouts"] == {"1": 20}
+    assert s["stacks"]["end"] == {"1": 110, "2": 90, "3": 100}

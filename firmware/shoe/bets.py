@@ -13,7 +13,7 @@ from shoe import betting as B
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.zones import OP_ACTION, OP_BET
+from shoe.zones import OP_ACTION, OP_BET, OP_PROC
 
 MAX_AMOUNT = const(0xFFFFFF)  # an amount rides in an entry's three bytes
 OOT = const(0x80)  # an action entry's kind | OOT: reported as an action out of turn
@@ -29,6 +29,7 @@ class Bets:
         self.replaying = replaying
         self.cfg = B.config(hand.kind, raw, hand.house)
         self.stacks = B.stacks_for(self.cfg, hand.seats)
+        self.dead = []  # seats a procedure killed (shoe.procedures.KILLS), for stud's late engine
         self.b = None if hand.kind == G.STUD else self._make(None)
 
     def _make(self, opener):
@@ -36,9 +37,17 @@ class Bets:
         b = B.Betting(h.kind, h.seats, h.button, self.cfg, self.stacks, h.rules, h.house,
                       h.draws, opener)
         for s in h.seats:  # seats the dealing procedures killed take no part
-            if not self.replaying and not h.live(s) and h.state[s] and b.live(s):
+            if (s in self.dead or not self.replaying and not h.live(s) and h.state[s]) and \
+                    b.live(s):
                 b.folded[s] = 1
         return b
+
+    def kill(self, seat):
+        """A dealing procedure killed seat's hand (shoe.hand's DEAD): folded in the betting,
+        whatever the turn (shoe.betting.Betting.kill)."""
+        self.dead.append(seat)
+        if self.b is not None:
+            self.b.kill(seat)
 
     # ---------------------------------------------------------------- the rounds and cards
 
@@ -127,11 +136,17 @@ class Bets:
     def replay(self, log):
         """The betting again from the hand's log entries (after a power cut)."""
         from shoe.hand import ACTIONS
+        from shoe.procedures import INDEX, KILLS
 
+        kills = [INDEX[p] for p in KILLS]
         i = 0
         n = len(log)
         while i < n:
-            if log[i] == OP_ACTION:
+            if log[i] == OP_PROC and log[i + 1] in kills and log[i + 2]:
+                self.kill(log[i + 2])
+            elif log[i] == OP_ACTION and log[i + 1] in self.dead:
+                pass  # the action that found its hand dead: no action in the betting
+            elif log[i] == OP_ACTION:
                 seat, kind, oot = log[i + 1], ACTIONS[log[i + 2] & 0x7F], log[i + 2] & OOT
                 amount = None
                 if i + 4 < n and log[i + 4] == OP_BET:

@@ -691,6 +691,30 @@ class Betting:
         self._turn_comes()
         return rec
 
+    def kill(self, s):
+        """A dealing procedure killed seat s's hand (e.g. TDA 37: the button acted short of
+        cards): it is folded, whatever the turn, and is no action; the chips it put in stay in
+        the pot, and an action it made out of turn is dropped (chips it put in stay too). The
+        turn moves on if it was the seat's, and the round or the hand ends if that leaves no one
+        to act or one seat."""
+        if not self.live(s):
+            return
+        self.folded[s] = 1
+        self.pending.pop(s, None)
+        self.limit.pop(s, None)
+        self.bet[s] += self.held.pop(s, 0)
+        self.log.append((self.round, s, "dead", self.bet[s], 0))
+        if self.over:
+            return
+        if self.closed:
+            if len(self.contenders()) <= 1:
+                self.over = True
+            return
+        if self.to_act == s:
+            self.to_act = self._next_from(s)
+        self._check_closed()
+        self._turn_comes()
+
     # ---------------------------------------------------------------- action out of turn
 
     def out_of_turn(self, s, kind, amount=None, dry=False):

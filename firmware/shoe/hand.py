@@ -333,7 +333,7 @@ class Hand:
                 self.n_chips += 1
         if kind == "fold" and self.state[seat] == LIVE:
             self._kill(seat, FOLDED)
-        if self.bets is not None:
+        if self.bets is not None and self.state[seat] != DEAD:  # (a dead hand: folded)
             self.bets.act(seat, kind, amount, oot)
 
     def expose(self, seat, index):
@@ -679,6 +679,8 @@ class Hand:
         while held:
             self.z.move(held[0] & C.CODE, MUCK)
         self.state[seat] = state
+        if state == DEAD and self.bets is not None:  # a procedure killed it: out of the betting
+            self.bets.kill(seat)
 
     def _gather(self, codes):
         """Cards back into the stub (face down), ahead of a reshuffle."""

@@ -109,6 +109,10 @@ PROCEDURES = (
 )
 
 
+# the procedures that kill a seat's hand mid-hand (the seat is in their log entry): the betting
+# folds that seat (shoe.bets; the host's payout.replay reads the record's entries the same way)
+KILLS = ("button-dead",)
+
 INDEX = {}
 for _i, _row in enumerate(PROCEDURES):
     INDEX[_row[0]] = _i

@@ -71,11 +71,16 @@ def replay(record, config):
     Bets, WITH_TO = bets_module.Bets, bets_module.WITH_TO
     ShoeError = firmware.load("shoe.errors").ShoeError
 
+    kills = firmware.load("shoe.procedures").KILLS
     h = _RecordHand(record, config)
     try:
         bets = h.bets = Bets(h, raw, replaying=True)
         for e in record.get("log") or []:
-            if "action" in e:
+            if e.get("procedure") in kills and e.get("seat"):
+                bets.kill(e["seat"])  # a dealing procedure killed the hand: folded
+            elif "action" in e and e["seat"] in bets.dead:
+                continue  # the action that found its hand dead is no action in the betting
+            elif "action" in e:
                 bets._sync()
                 kind = e["action"]
                 amount = e.get("total") if kind in WITH_TO else None
