@@ -146,7 +146,8 @@ def _check_step(step, n, game, deck_kind, seats):
             raise ScenarioError("%s: amount must be a whole number of chips" % where)
         if step.get("out_of_turn") not in (None, True, False):
             raise ScenarioError("%s: out_of_turn is true or false" % where)
-        return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")))
+        return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")),
+                _chips_step(step.get("chips"), where))
     if do == "expose":
         seat = _seat(step, "seat", seats, where)
         k = step.get("card")
@@ -193,6 +194,32 @@ def _check_step(step, n, game, deck_kind, seats):
         return ("fault", kind, at, code)
     raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, expose, premature, "
                         "fault, misdeal, end)" % where)
+
+
+# an action's "chips" (the chips put out, shoe.chips): its flags by name
+_CHIP_FLAGS = (("declared", 1), ("one_chip", 2), ("string", 4), ("noticed", 8))
+
+
+def _chips_step(d, where):
+    """{"put": N, "smallest": N, "declared": true, "one_chip", "string", "noticed"} as
+    (put, smallest, flags), or None."""
+    if d is None:
+        return None
+    if not isinstance(d, dict) or [k for k in d if k not in ("put", "smallest") and
+                                   k not in [f for f, _ in _CHIP_FLAGS]]:
+        raise ScenarioError("%s: chips is an object of put, smallest, declared, one_chip, "
+                            "string, noticed" % where)
+    put, smallest = d.get("put"), d.get("smallest", 0)
+    if not _int(put) or put < 0 or not _int(smallest) or smallest < 0:
+        raise ScenarioError("%s: chips put and smallest are whole numbers of chips" % where)
+    flags = 0
+    for name, bit in _CHIP_FLAGS:
+        v = d.get(name, name == "declared")
+        if v not in (True, False):
+            raise ScenarioError("%s: chips %s is true or false" % (where, name))
+        if v != (name == "declared"):  # (declared: true is the default, bit 1 says not)
+            flags |= bit
+    return (put, smallest, flags)
 
 
 def _jam_step(step, where):
@@ -265,10 +292,10 @@ def apply(hand, mech, step):
     elif do == "draw":
         hand.draw(step[1])
     elif do == "action":
-        if step[3] is None and not step[4]:
+        if step[3] is None and not step[4] and step[5] is None:
             hand.action(step[1], step[2])  # (today's call, unchanged)
         else:
-            hand.action(step[1], step[2], step[3], step[4])
+            hand.action(step[1], step[2], step[3], step[4], step[5])
     elif do == "expose":
         hand.expose(step[1], step[2])
     elif do == "premature":

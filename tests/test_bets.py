@@ -353,3 +353,83 @@ def test_a_heads_up_hand_a_procedure_kills_is_over_in_the_betting():
     assert v["seats"]["7"] == {"bet": 0, "in": 50, "stack": 9950}  # 50 of its blind uncalled
     with pytest.raises(ShoeError, match="seat 7 is the only one left; end the hand"):
         h.street()
+
+
+# chips put out against what was declared (shoe.chips): seat 3 is first, facing the big blind
+# 100 (blinds 50-100, stacks 10000); (put, smallest, flags): flags 1 not declared, 2 one chip,
+# 4 string, 8 noticed
+@pytest.mark.parametrize("house, kind, amount, chips, did, proc, stack3, pot", [
+    # declared: the declaration binds (TDA 40-41), the chips are made to fit it
+    ({}, "raise", 300, (200, 0, 0), ("raise", 300), "chips-short", 9700, 450),
+    ({}, "call", None, (0, 0, 0), ("call", 100), "declared-binds", 9900, 250),
+    ({"no_chips": "void"}, "call", None, (0, 0, 0), None, "declared-void", 10000, 150),
+    ({}, "call", None, (150, 0, 0), ("call", 100), "chips-excess-returned", 9900, 250),
+    ({"excess_chips": "stays"}, "call", None, (150, 0, 0), ("call", 100), "chips-excess-pot",
+     9850, 300),
+    ({"excess_chips": "stays"}, "call", None, (150, 0, 8), ("call", 100),
+     "chips-excess-noticed", 9900, 250),
+    ({}, "raise", 300, (300, 0, 0), ("raise", 300), None, 9700, 450),
+    # not declared: the chips speak
+    ({}, "call", None, (500, 500, 3), ("call", 100), "oversized-call", 9900, 250),
+    ({}, "call", None, (1300, 500, 1), ("raise", 1300), None, 8700, 1450),
+    ({}, "call", None, (140, 100, 1), ("call", 100), "multichip-call", 9900, 250),
+    ({}, "call", None, (150, 25, 1), ("raise", 200), "under-raise-full", 9800, 350),
+    ({"under_raise": "call"}, "call", None, (150, 25, 1), ("call", 100), "under-raise-call",
+     9900, 250),
+    ({}, "call", None, (140, 20, 1), ("call", 100), "under-raise-call", 9900, 250),
+    ({}, "call", None, (400, 100, 4), ("call", 100), "string-call", 9900, 250),
+    ({}, "call", None, (60, 20, 1), ("call", 100), "chips-short", 9900, 250),
+    ({}, "call", None, (10000, 5000, 1), ("allin", 10000), None, 0, 10150),
+])
+def test_chips_put_out_against_what_was_declared(house, kind, amount, chips, did, proc, stack3,
+                                                 pot):
+    h, _ = bet_hand(house=house)
+    h.deal()
+    h.action(3, kind, amount, False, chips)
+    log = [e for e in record(h)["log"] if "action" in e or "procedure" in e]
+    acts = [(e["action"], e["total"]) for e in log if "action" in e]
+    assert acts == ([did] if did else [])
+    assert [e["procedure"] for e in log if "procedure" in e] == ([proc] if proc else [])
+    v = h.bets.view()
+    assert (v["seats"]["3"]["stack"], v["pot"]) == (stack3, pot)
+    assert v["to_act"] == (3 if did is None else 4)  # void: seat 3 acts again
+    b = h.bets.b
+    assert sum(b.stack[s] for s in b.seats) + b.total() == 40000  # every chip accounted for
+
+
+def test_chips_procedures_by_rulebook_name_their_rule():
+    for rules, want in (("tda2024", "TDA 44"), ("robert", "RRoP Oversized chip")):
+        h, _ = bet_hand(rules=rules)
+        h.deal()
+        h.action(3, "call", None, False, (500, 500, 3))
+        assert record(h)["log"][-1] == {"procedure": "oversized-call", "rule": want, "seat": 3}
+
+
+@pytest.mark.parametrize("kind, chips, says", [
+    ("call", (20000, 0, 0), "seat 3 put out 20000, more than it has (10000) (TDA 41)"),
+    ("call", (0, 0, 1), "no chips put out and nothing declared: report the check or fold"),
+    ("raise", (100, 0, 0), "a raise needs its amount"),
+    ("call", (1 << 24, 0, 0), "chips are at most 16777215 here"),
+    ("call", (100, 0, 16), "chips flags are 1 not declared"),
+])
+def test_chips_that_make_no_action_are_refused_and_change_nothing(kind, chips, says):
+    h, _ = bet_hand()
+    h.deal()
+    before = state(h)
+    with pytest.raises(ShoeError) as info:
+        h.action(3, kind, None, False, chips)
+    assert says in info.value.message
+    assert state(h) == before
+
+
+def test_chips_to_the_pot_come_back_after_a_power_cut_and_are_paid_out():
+    h, overrides = bet_hand(house={"excess_chips": "stays"})
+    h.deal()
+    h.action(3, "call", None, False, (150, 0, 0))  # 50 over the call: stays in the pot
+    h.action(4, "fold")
+    h.action(1, "fold")
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 4, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == h.bets.view() and back.bets.b.dead == 50

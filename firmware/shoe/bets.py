@@ -111,6 +111,30 @@ class Bets:
             return b.out_of_turn(seat, kind, amount, True)
         return b.check(seat, kind, amount)
 
+    def resolve(self, seat, kind, amount, chips, oot=False):
+        """The action the chips a seat put out make (shoe.chips.resolve), void (kind None) or
+        checked like any action; changes nothing."""
+        from shoe import chips as CH
+
+        put, smallest, flags = chips
+        for v in (put, smallest):
+            if not 0 <= v <= MAX_AMOUNT:
+                raise ShoeError(E_ARG, "chips are at most %d here" % MAX_AMOUNT)
+        b = self._sync()
+        out = CH.resolve(b, seat, kind, amount, put, smallest, flags)
+        self.check(seat, kind if out[0] is None else out[0], amount if out[0] is None else
+                   out[1], oot)
+        return out
+
+    def chips_done(self, seat, pid, to_pot):
+        """After the action: the chips' procedure logged, and chips over the declaration that
+        stay in the pot (their amount in a bet entry after the procedure's)."""
+        h = self.hand
+        h._proc(pid, seat)
+        if to_pot:
+            h.z.note(OP_BET, to_pot & 0xFF, (to_pot >> 8) & 0xFF, to_pot >> 16)
+            self.b.to_pot(seat, to_pot)
+
     def act(self, seat, kind, amount, oot=False):
         """Apply a checked action, log the seat's total after it, and count it toward the
         misdeal window from what it did (TDA 36: an action in turn, with chips if it put any
@@ -144,6 +168,9 @@ class Bets:
         while i < n:
             if log[i] == OP_PROC and log[i + 1] in kills and log[i + 2]:
                 self.kill(log[i + 2])
+            elif log[i] == OP_PROC and i + 4 < n and log[i + 4] == OP_BET:  # chips to the pot
+                self.b.to_pot(log[i + 2], log[i + 5] | (log[i + 6] << 8) | (log[i + 7] << 16))
+                i += 4
             elif log[i] == OP_ACTION and log[i + 1] in self.dead:
                 pass  # the action that found its hand dead: no action in the betting
             elif log[i] == OP_ACTION:

@@ -26,7 +26,8 @@ CAP = const(4)            # fixed limit: a bet and three raises (TDA 48, RRoP)
 KINDS = ("fold", "check", "call", "bet", "raise", "complete", "bringin", "allin")
 
 # the betting's house settings (reopen_limit, cap_heads_up, straddle, blind_before_ante,
-# pl_full_blinds, under_raise, out_of_turn, excess_chips) are rows of shoe.house.SETTINGS
+# pl_full_blinds, under_raise, out_of_turn, excess_chips, no_chips) are rows of
+# shoe.house.SETTINGS
 
 # the rule a refusal names, per rulebook: (TDA 2024, Robert's Rules)
 RULES = {
@@ -714,6 +715,13 @@ class Betting:
             self.to_act = self._next_from(s)
         self._check_closed()
         self._turn_comes()
+
+    def to_pot(self, s, n):
+        """Chips seat s put out over its declaration that stay in the pot (house excess_chips
+        stays, seed 003): out of its stack, dead money in the main pot, no bet."""
+        self.stack[s] -= n
+        self.dead += n
+        self.log.append((self.round, s, "excess", self.bet[s], n))
 
     # ---------------------------------------------------------------- action out of turn
 

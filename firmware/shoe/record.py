@@ -44,9 +44,12 @@ def log_entries(hand, start=0):
             if b & 0x80:
                 e["out_of_turn"] = True
         elif op == OP_BET:  # the amount of the action before it: the seat's total this round
-            e = {"total": a | (b << 8) | (c << 16)}
+            e = {"total": a | (b << 8) | (c << 16)}  # (after a procedure: the chips it moved)
             if out and "action" in out[-1]:
                 out[-1].update(e)
+                continue
+            if out and "procedure" in out[-1]:
+                out[-1]["chips"] = e["total"]
                 continue
         elif op == OP_REMOVE:
             e = {"card": C.name(a), "to": "removed"}

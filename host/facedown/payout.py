@@ -78,6 +78,8 @@ def replay(record, config):
         for e in record.get("log") or []:
             if e.get("procedure") in kills and e.get("seat"):
                 bets.kill(e["seat"])  # a dealing procedure killed the hand: folded
+            elif "procedure" in e and "chips" in e:  # chips over a declaration, to the pot
+                bets.b.to_pot(e["seat"], e["chips"])
             elif "action" in e and e["seat"] in bets.dead:
                 continue  # the action that found its hand dead is no action in the betting
             elif "action" in e:
