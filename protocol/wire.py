@@ -256,6 +256,17 @@ MESSAGES = (
      "and what the seat may do; a refused action changes nothing (BAD_ARGUMENT or "
      "WRONG_STATE naming the rule)"),
     (24, "bet", DIR_REPLY, "", "no data"),
+    (25, "chips", DIR_CMD, "BBIIIB",
+     "seat, kind, amount, put, smallest, flags: a betting action with the chips the seat put "
+     "out, on a table configured with betting (else WRONG_STATE): kind and amount the "
+     "declaration as in the bet command (ignored when flags bit 0 says nothing was declared); "
+     "put the chips pushed out by this action; smallest the smallest chip among them (0 = the "
+     "table's chip); flags 1 not declared (the chips make the action), 2 one chip, 4 a string "
+     "bet, 8 the player noticed the excess first. The shoe applies the procedure (TDA 40-41, "
+     "43-B, 44, 45, 56; seed 003 by house settings no_chips and excess_chips), logs the action "
+     "and then the procedure (its chips left in the pot in a bet event after it); a declared "
+     "bet with no chips under no_chips void logs only the procedure. Refused like bet"),
+    (25, "chips", DIR_REPLY, "", "no data"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -281,7 +292,8 @@ MESSAGES = (
      "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
     (10, "bet", DIR_EVENT, "BBB",
      "lo, mid, hi: follows an action event on a table that is bet: the seat's total bet for "
-     "the round after that action, lo + 256 * mid + 65536 * hi chips"),
+     "the round after that action, lo + 256 * mid + 65536 * hi chips; after a procedure event "
+     "(chips-excess-pot): the chips it left in the pot"),
 )
 
 COMMAND_IDS = {}  # name -> id
@@ -308,6 +320,7 @@ _NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
           ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE), ("raw", ROLE_MAINTENANCE),
           ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
           ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("bet", ROLE_TABLE),
+          ("chips", ROLE_TABLE),
           ("report", ROLE_TABLE),
           ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))
 COMMAND_ROLE = {}  # id -> the least role that may run it

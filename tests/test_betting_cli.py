@@ -157,3 +157,37 @@ def test_an_action_out_of_turn_through_the_cli(sim):
     assert {"action": "raise", "seat": 4, "out_of_turn": True, "total": 300} in rec["log"]
     assert rec["chips"]["payouts"] == {"3": 750}
     assert rec["chips"]["stacks"]["end"]["4"] == 9700  # its chips stayed in the pot
+
+
+def test_chips_put_out_through_the_cli(sim):
+    """The chips put out against what was declared: each procedure named with its rule in one
+    line; a push no rule makes an action of is one error line and changes nothing."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100", "--bet", "stacks=10000", "--house", "excess_chips=stays"))
+    ok(run("--port", sim.port, "deal"))
+    out = ok(run("--port", sim.port, "action", "3", "raise", "300", "--chips", "200"))
+    assert "action 3 raise: the shoe applied chips-short (TDA 41)" in out
+    assert "(bet 300, stack 9700, in 300)" in out
+    out = ok(run("--port", sim.port, "action", "4", "call", "--chips", "400"))
+    assert "chips-excess-pot (house setting (seed 003))" in out and "pot 850" in out
+    out = ok(run("--port", sim.port, "action", "1", "chips", "500", "--one-chip"))
+    assert "action 1 chips: the shoe applied oversized-call (TDA 44)" in out
+    before = status(sim)
+    for argv, says in ((("action", "2", "chips", "20000"),
+                        "seat 2 put out 20000, more than it has (9900) (TDA 41)"),
+                       (("action", "2", "call", "--one-chip"), "give them with --chips N"),
+                       (("action", "2", "chips"), "action SEAT chips needs the chips put out"),
+                       (("action", "2", "chips", "0"), "no chips put out and nothing declared")):
+        assert says in err(run("--port", sim.port, *argv)), argv
+        after = status(sim)
+        assert after["table"] == before["table"] and after["events"] == before["events"]
+    out = ok(run("--port", sim.port, "action", "2", "chips", "300", "--smallest", "100"))
+    assert "under-raise-full (TDA 43-B)" in out and "(bet 500, stack 9500, in 500)" in out
+    for s in (3, 4, 1):
+        ok(run("--port", sim.port, "action", str(s), "fold"))
+    ok(run("--port", sim.port, "end"))
+    rec = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))[0]
+    assert {"procedure": "chips-excess-pot", "rule": "house setting (seed 003)", "seat": 4,
+            "chips": 100} in rec["log"]
+    assert rec["chips"]["dead"] == 100 and rec["chips"]["returned"] == {"2": 200}
+    assert rec["chips"]["payouts"] == {"2": 1300}  # four calls of 300 and the 100 left in

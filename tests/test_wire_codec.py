@@ -464,7 +464,7 @@ def test_catalogue_table_is_consistent():
     assert len(keys) == len(set(keys)), "duplicate (id, direction)"
     cmds = {r[0] for r in W.MESSAGES if r[2] == W.DIR_CMD}
     replies = {r[0] for r in W.MESSAGES if r[2] == W.DIR_REPLY}
-    assert cmds == replies == set(range(1, 25))
+    assert cmds == replies == set(range(1, 26))
     assert len(W.COMMAND_IDS) == len(cmds)
     for cid, name, direction, fmt, doc in W.MESSAGES:
         assert direction in (W.DIR_CMD, W.DIR_REPLY, W.DIR_EVENT)

@@ -153,13 +153,26 @@ def add_command(sub):
             "amount (docs/betting.md)")
     p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
-    p.add_argument("kind", choices=ACTIONS)
+    p.add_argument("kind", choices=ACTIONS + ("chips",),
+                   help="what the seat declared; chips: nothing declared, the chips put out "
+                        "(AMOUNT) make the action (TDA 44, 45, 43-B)")
     p.add_argument("amount", nargs="?", type=_chips,
                    help="chips: the seat's total for the round after a bet, raise, completion "
-                        "or all-in (raise to N); a call's chips")
+                        "or all-in (raise to N); a call's chips; after chips: the chips put out")
     p.add_argument("--out-of-turn", action="store_true",
                    help="the seat acted ahead of the order of play: the house's procedure "
                         "deals with it (TDA 53, Robert's or the home rule; a table that is bet)")
+    p.add_argument("--chips", type=_chips, metavar="N", dest="put",
+                   help="the chips the seat put out with its declaration: fewer are completed, "
+                        "more go back or stay in the pot by the house (TDA 40-41, seed 003)")
+    p.add_argument("--smallest", type=_chips, default=0, metavar="N",
+                   help="the smallest chip among those put out (TDA 45); default the table's")
+    p.add_argument("--one-chip", action="store_true",
+                   help="a single chip was put out (TDA 44: facing a bet, not declared, a call)")
+    p.add_argument("--string", action="store_true",
+                   help="put out in several motions, not declared: a string bet (TDA 56)")
+    p.add_argument("--noticed", action="store_true",
+                   help="the player noticed the excess chips first (seed 003: they go back)")
     p.set_defaults(func=action)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
@@ -614,6 +627,26 @@ def draw(args):
 
 
 def action(args):
+    silent = args.kind == "chips"
+    flags = (1 if silent else 0) | (2 if args.one_chip else 0) | (4 if args.string else 0) | \
+        (8 if args.noticed else 0)
+    if silent and args.put is not None:
+        raise UserError("action SEAT chips N: N is the chips put out; --chips is for a "
+                        "declared action", hint="e.g. facedown action 3 chips 500 --one-chip")
+    if silent and args.amount is None:
+        raise UserError("action SEAT chips needs the chips put out",
+                        hint="e.g. facedown action 3 chips 1300 --smallest 100")
+    if (flags or args.smallest) and not silent and args.put is None:
+        raise UserError("--smallest, --one-chip, --string and --noticed describe the chips put "
+                        "out: give them with --chips N (or report an action without a declaration as "
+                        "`action SEAT chips N`)")
+    if silent or args.put is not None:
+        put = args.amount if silent else args.put
+        kind = 0 if silent else ACTIONS.index(args.kind)
+        amount = W.NO_AMOUNT if silent or args.amount is None else args.amount
+        return run_shoe(args, lambda c: c.call(
+            "chips", args.seat, kind | (0x80 if args.out_of_turn else 0), amount, put,
+            args.smallest, flags))
     kind = ACTIONS.index(args.kind)
     if args.amount is None and not args.out_of_turn:
         return run_shoe(args, lambda c: c.call("action", args.seat, kind))
