@@ -10,7 +10,7 @@ import sys
 
 from shoe import cards as C
 from shoe import games as G
-from shoe.errors import ShoeError
+from shoe.errors import ShoeError, E_STATE
 from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
@@ -148,6 +148,17 @@ def _check_step(step, n, game, deck_kind, seats):
             raise ScenarioError("%s: out_of_turn is true or false" % where)
         return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")),
                 _chips_step(step.get("chips"), where))
+    if do == "stacks":  # a table that is bet: every seat's stack at the start of the hand
+        given = step.get("stacks")
+        if not isinstance(given, dict):
+            raise ScenarioError("%s: stacks maps every seat to its chips" % where)
+        out = {}
+        for key in given:
+            seat = int(key) if str(key).isdigit() else None
+            if seat not in seats or not _int(given[key]) or given[key] < 1:
+                raise ScenarioError("%s: %r: %r is not a seat's stack" % (where, key, given[key]))
+            out[seat] = given[key]
+        return ("stacks", out)
     if do == "expose":
         seat = _seat(step, "seat", seats, where)
         k = step.get("card")
@@ -192,8 +203,8 @@ def _check_step(step, n, game, deck_kind, seats):
                 raise ScenarioError("%s: %s is not in the %s deck: use a foreign fault" % (
                     where, step.get("card"), game))
         return ("fault", kind, at, code)
-    raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, expose, premature, "
-                        "fault, misdeal, end)" % where)
+    raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, stacks, expose, "
+                        "premature, fault, misdeal, end)" % where)
 
 
 # an action's "chips" (the chips put out, shoe.chips): its flags by name
@@ -298,6 +309,10 @@ def apply(hand, mech, step):
             hand.action(step[1], step[2], step[3], step[4], step[5])
     elif do == "expose":
         hand.expose(step[1], step[2])
+    elif do == "stacks":
+        if hand.bets is None:
+            raise ShoeError(E_STATE, "this table is not bet: its house has no betting")
+        hand.bets.set_stacks(step[1])
     elif do == "premature":
         hand.premature()
     elif do == "misdeal":

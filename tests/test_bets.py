@@ -433,3 +433,43 @@ def test_chips_to_the_pot_come_back_after_a_power_cut_and_are_paid_out():
     oh.image = snapshot.image(h)
     back = rebuild(oh, SeededRandom(3), SimMech())
     assert back.bets.view() == h.bets.view() and back.bets.b.dead == 50
+
+
+def test_the_stacks_of_this_hand_before_its_first_card_and_after_a_power_cut():
+    h, overrides = bet_hand(betting={"blinds": [50, 100]})  # no stacks in the configuration
+    h.bets.set_stacks({1: 500, 2: 80, 3: 2000, 4: 1000})
+    assert [e for e in record(h)["log"] if "stack" in e] == [
+        {"seat": 1, "stack": 500}, {"seat": 2, "stack": 80}, {"seat": 3, "stack": 2000},
+        {"seat": 4, "stack": 1000}]
+    h.deal()
+    v = h.bets.view()
+    assert v["seats"]["2"] == {"bet": 80, "in": 80, "stack": 0, "allin": True}  # a short blind
+    assert v["options"] == {"fold": None, "call": 80, "raise": [180, 2000]}
+    before = state(h)
+    with pytest.raises(ShoeError, match=r"a raise to 3000 is more than seat 3 has \(2000\)"):
+        h.action(3, "raise", 3000)
+    with pytest.raises(ShoeError, match="before its first card"):
+        h.bets.set_stacks({1: 500, 2: 500, 3: 500, 4: 500})
+    assert state(h) == before
+    h.action(3, "allin")
+    assert record(h)["log"][-1] == {"action": "allin", "seat": 3, "total": 2000}
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 4, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == h.bets.view()
+
+
+@pytest.mark.parametrize("stacks, says", [
+    ({1: 500, 2: 500, 3: 500}, "no stack for seat 4: give every seat's"),
+    ({1: 500, 2: 500, 3: 500, 4: 500, 6: 500}, "a stack for seat 6, which is not dealt in"),
+    ({1: 500, 2: 500, 3: 500, 4: 0}, "seat 4's stack must be 1..16777215 chips, not 0"),
+    ({1: 500, 2: 500, 3: 500, 4: 503}, "stack of seat 4 (503) is not a multiple of the chip"),
+])
+def test_stacks_that_do_not_fit_the_hand_are_refused_and_change_nothing(stacks, says):
+    h, _ = bet_hand(betting={"blinds": [50, 100], "chip": 5})
+    before = state(h)
+    with pytest.raises(ShoeError) as info:
+        h.bets.set_stacks(stacks)
+    assert says in info.value.message
+    assert state(h) == before

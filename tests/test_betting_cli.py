@@ -191,3 +191,40 @@ def test_chips_put_out_through_the_cli(sim):
             "chips": 100} in rec["log"]
     assert rec["chips"]["dead"] == 100 and rec["chips"]["returned"] == {"2": 200}
     assert rec["chips"]["payouts"] == {"2": 1300}  # four calls of 300 and the 100 left in
+
+
+def test_the_stacks_of_a_hand_through_the_cli(sim):
+    """Given after `hand`, before the first card: the action beyond a stack is one line and
+    changes nothing, the all-in is the stack; after the deal they are refused."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100"))
+    ok(run("--port", sim.port, "hand"))
+    says = err(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000"))
+    assert "no stack for seat 4: give every seat's" in says
+    assert "stacks 3=x: an amount is a whole number" in err(run("--port", sim.port, "stacks",
+                                                               "3=x"))
+    out = ok(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000", "4=1000"))
+    assert "(bet 80, stack 0, in 80, ALL IN)" in out
+    out = ok(run("--port", sim.port, "deal"))
+    assert "seat 3 to act: call 80, fold, raise 180..2000" in out
+    before = status(sim)
+    assert "more than seat 3 has (2000) (TDA 41)" in err(run("--port", sim.port, "action", "3",
+                                                             "raise", "3000"))
+    assert "before its first card" in err(run("--port", sim.port, "stacks", "1=9", "2=9",
+                                              "3=9", "4=9"))
+    after = status(sim)
+    assert after["table"] == before["table"] and after["events"] == before["events"]
+    assert "(bet 2000, stack 0, in 2000, ALL IN)" in ok(run("--port", sim.port, "action", "3",
+                                                            "allin"))
+    for s in (4, 1):
+        ok(run("--port", sim.port, "action", str(s), "fold"))
+    for _ in range(3):
+        ok(run("--port", sim.port, "street"))
+    ok(run("--port", sim.port, "end"))
+    rec = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))[0]
+    assert {"seat": 3, "stack": 2000} in rec["log"]
+    chips = rec["chips"]
+    assert chips["stacks"]["start"] == {"1": 500, "2": 80, "3": 2000, "4": 1000}
+    assert chips["returned"] == {"3": 1920}  # all but the big blind's 80 uncalled
+    assert sum(chips["payouts"].values()) == 210
+    assert sum(chips["stacks"]["end"].values()) == 3580

@@ -13,7 +13,7 @@ from shoe import betting as B
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.zones import OP_ACTION, OP_BET, OP_PROC
+from shoe.zones import OP_ACTION, OP_BET, OP_PROC, OP_STACK
 
 MAX_AMOUNT = const(0xFFFFFF)  # an amount rides in an entry's three bytes
 OOT = const(0x80)  # an action entry's kind | OOT: reported as an action out of turn
@@ -41,6 +41,38 @@ class Bets:
                     b.live(s):
                 b.folded[s] = 1
         return b
+
+    def set_stacks(self, stacks, log=True):
+        """The seats' stacks at the start of this hand ({seat: chips}, every seat dealt in),
+        given before its first card: the engine is made again with them (the forced bets posted
+        as they allow), each logged as a stack entry and its amount (a power cut keeps them)."""
+        h = self.hand
+        if log and (h.initial_done or h.status != 0):
+            raise ShoeError(E_STATE, "the stacks are given at the start of the hand, before its "
+                            "first card")
+        for s in stacks:
+            if s not in h.seats:
+                raise ShoeError(E_ARG, "a stack for seat %s, which is not dealt in (seats: %s)"
+                                % (s, ", ".join(str(t) for t in h.seats)))
+            if not 1 <= stacks[s] <= MAX_AMOUNT:
+                raise ShoeError(E_ARG, "seat %d's stack must be 1..%d chips, not %d" % (
+                    s, MAX_AMOUNT, stacks[s]))
+        for s in h.seats:
+            if s not in stacks:
+                raise ShoeError(E_ARG, "no stack for seat %d: give every seat's" % s)
+        old = self.stacks
+        self.stacks = stacks
+        try:
+            b = None if h.kind == G.STUD else self._make(None)
+        except ShoeError:
+            self.stacks = old
+            raise
+        self.b = b
+        if log:
+            for s in h.seats:
+                v = stacks[s]
+                h.z.note(OP_STACK, s, 0, 0)
+                h.z.note(OP_BET, v & 0xFF, (v >> 8) & 0xFF, v >> 16)
 
     def kill(self, seat):
         """A dealing procedure killed seat's hand (shoe.hand's DEAD): folded in the betting,
@@ -163,8 +195,14 @@ class Bets:
         from shoe.procedures import INDEX, KILLS
 
         kills = [INDEX[p] for p in KILLS]
-        i = 0
         n = len(log)
+        stacks = {}
+        for i in range(0, n - 4, 4):  # the stacks given for this hand, before its first card
+            if log[i] == OP_STACK and log[i + 4] == OP_BET:
+                stacks[log[i + 1]] = log[i + 5] | (log[i + 6] << 8) | (log[i + 7] << 16)
+        if stacks:
+            self.set_stacks(stacks, False)
+        i = 0
         while i < n:
             if log[i] == OP_PROC and log[i + 1] in kills and log[i + 2]:
                 self.kill(log[i + 2])

@@ -175,6 +175,13 @@ def add_command(sub):
                    help="the player noticed the excess chips first (seed 003: they go back)")
     p.set_defaults(func=action)
 
+    text = ("every seat's stack at the start of this hand, after `hand` and before `deal` (a "
+            "table that is bet): an action beyond a stack is refused, an all-in is the stack; "
+            "for this hand they replace the configuration's stacks")
+    p = sub.add_parser("stacks", help=text, description=text)
+    p.add_argument("stack", nargs="+", metavar="SEAT=CHIPS", help="e.g. 1=12000 2=8500")
+    p.set_defaults(func=stacks)
+
     p = sub.add_parser("report", help="report an irregularity to the shoe")
     p.add_argument("what", choices=("exposed", "premature", "misdeal"))
     p.add_argument("--seat", type=_seat, default=0, help="exposed: the seat")
@@ -655,6 +662,21 @@ def action(args):
         W.NO_AMOUNT if args.amount is None else args.amount))
 
 
+def stacks(args):
+    given = {}
+    for item in args.stack:
+        seat, _, chips = item.partition("=")
+        try:
+            s, n = _seat(seat), _chips(chips)
+        except argparse.ArgumentTypeError as e:
+            raise UserError("stacks %s: %s" % (item, e), hint="e.g. facedown stacks 1=12000 "
+                            "2=8500 (every seat dealt in)")
+        if s in given:
+            raise UserError("stacks: seat %d given twice" % s)
+        given[s] = n
+    return run_shoe(args, lambda c: c.call("stacks", W.pack_stacks(given)))
+
+
 def report(args):
     what = {"exposed": 1, "premature": 2, "misdeal": 3}[args.what]
     if what == 1:
@@ -688,6 +710,8 @@ def describe(entry, hand, rules):
     if op == z.OP_ACTION:
         return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
                                  " (out of turn)" if b & 0x80 else "")
+    if op == z.OP_STACK:
+        return "seat %d's stack at the start of the hand:" % a
     if op == z.OP_BET:
         return "  ... to %d" % (a | b << 8 | c << 16)
     if op == z.OP_REMOVE:

@@ -74,8 +74,11 @@ class Mirror:
                 return "a fault for zone %d" % b
         elif op == zn.OP_BET:  # the amount of the action (or chips procedure) just before it
             log = self.z.log
-            if len(log) < 4 or log[-4] not in (zn.OP_ACTION, zn.OP_PROC):
+            if len(log) < 4 or log[-4] not in (zn.OP_ACTION, zn.OP_PROC, zn.OP_STACK):
                 return "a bet amount after no action"
+        elif op == zn.OP_STACK:
+            if a not in self.z.seats:
+                return "a stack for seat %d" % a
         elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
             return "unknown event op %d" % op
         return None

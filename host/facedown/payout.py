@@ -75,6 +75,9 @@ def replay(record, config):
     h = _RecordHand(record, config)
     try:
         bets = h.bets = Bets(h, raw, replaying=True)
+        stacks = {e["seat"]: e["stack"] for e in record.get("log") or [] if "stack" in e}
+        if stacks:  # given for this hand over the wire (the stacks command)
+            bets.set_stacks(stacks, False)
         for e in record.get("log") or []:
             if e.get("procedure") in kills and e.get("seat"):
                 bets.kill(e["seat"])  # a dealing procedure killed the hand: folded

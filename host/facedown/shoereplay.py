@@ -79,6 +79,8 @@ class Run:
             else:  # an amount, or out of turn: a table that is bet
                 c.call("bet", step[1], kind | (0x80 if step[4] else 0),
                        W.NO_AMOUNT if step[3] is None else step[3])
+        elif do == "stacks":
+            c.call("stacks", W.pack_stacks(step[1]))
         elif do == "expose":
             c.call("report", REPORT[do], step[1], step[2])
         elif do in ("premature", "misdeal"):
