@@ -228,3 +228,32 @@ def test_the_stacks_of_a_hand_through_the_cli(sim):
     assert chips["returned"] == {"3": 1920}  # all but the big blind's 80 uncalled
     assert sum(chips["payouts"].values()) == 210
     assert sum(chips["stacks"]["end"].values()) == 3580
+
+
+def test_a_configuration_too_long_for_a_frame(sim, tmp_path):
+    """room.toml with a [betting] giving each seat's stack is one line naming what takes the
+    room and what to do; overrides at the rulebook's default and stacks all alike are sent in a
+    way that fits, changing nothing the shoe does."""
+    ok(config(sim, "--bet", "blinds=5,10"))
+    room = tmp_path / "room.toml"
+    room.write_text('name = "Main room, Friday tournament"\ngame = "holdem"\nseats = "1-9"\n'
+                    '[house]\npremature_turn = "set_aside"\nextra_holecard = "burn"\n'
+                    'cut_after_reshuffle = false\n[betting]\nblinds = [500, 1000]\n'
+                    'bb_ante = 1000\n[betting.stacks]\n' + "".join(
+                        '%d = %d\n' % (s, 100000 + 1000 * s) for s in range(1, 10)))
+    says = err(run("--port", sim.port, "config", "--profile", room))
+    assert "config: the house settings take 281 bytes as JSON (the betting 146, the " \
+           "profile's name 30, 3 house overrides 82), more than the 144" in says
+    proc = run("--port", sim.port, "config", "--profile", room)
+    assert "facedown stacks SEAT=CHIPS" in proc.stderr  # the hint: the stacks per hand
+    assert status(sim)["config"]["house"]["betting"] == {"blinds": [5, 10]}  # unchanged
+    defaults = ["misdeal_window=tda36", "exposed_holecard=burn", "extra_holecard=misdeal",
+                "short_hand=misdeal", "premature_turn=reshuffle", "four_card_flop=scramble",
+                "no_burn_flop=scramble", "extra_burn=stays", "nonstandard_card=misdeal"]
+    argv = [a for d in defaults for a in ("--house", d)]
+    alike = tmp_path / "alike.toml"
+    alike.write_text('game = "holdem"\nseats = "1-9"\n[betting]\nblinds = [500, 1000]\n'
+                     '[betting.stacks]\n' + "".join('%d = 50000\n' % s for s in range(1, 10)))
+    ok(run("--port", sim.port, "config", "--profile", alike, "--house", "straddle=off", *argv))
+    house = status(sim)["config"]["house"]
+    assert house == {"betting": {"blinds": [500, 1000], "stacks": 50000}}

@@ -572,17 +572,7 @@ def config(args):
         if len(prof["name"]) > PROFILE_MAX:
             print("note: the shoe keeps the first %d characters of the profile's name: %r" % (
                 PROFILE_MAX, house["_profile"]), file=sys.stderr)
-    text = json.dumps(house, separators=(",", ":"))
-    try:  # in a session's frame (ACMD: counter and tag before the command)
-        fits = len(W.encode_command("config", (game, mask, button, rules, text))) <= \
-            W.MAX_BODY - 4 - W.TAG
-    except W.WireError:
-        fits = False
-    if not fits:
-        raise UserError("config: the house overrides%s take %d bytes as JSON: too many for one "
-                        "frame of the protocol" % (" and the profile's name" if args.profile
-                                                   else "", len(text)),
-                        hint="set fewer overrides: the ones at their rulebook's default can go")
+    text = _fitting_house(house, game, mask, button, rules)
     client = connect(args)
     try:
         client.call("config", game, mask, button, rules, text)
@@ -597,6 +587,61 @@ def config(args):
     print("the next hand is %d: `facedown --port %s deal` starts it" % (st["hand"] + 1,
                                                                          args.port))
     return 0
+
+
+def _fits(game, mask, button, rules, text):
+    try:  # in a session's frame (ACMD: counter and tag before the command)
+        return len(W.encode_command("config", (game, mask, button, rules, text))) <= \
+            W.MAX_BODY - 4 - W.TAG
+    except W.WireError:
+        return False
+
+
+def _fitting_house(house, game, mask, button, rules):
+    """The house JSON for the config command, made to fit its frame (and the journal's 199
+    bytes) when it can without changing what the shoe does: overrides at the rulebook's default
+    go, stacks all alike become one number, and last the profile's name (with a note). Otherwise
+    one line saying what takes the room and what to do."""
+    text = json.dumps(house, separators=(",", ":"))
+    if _fits(game, mask, button, rules, text):
+        return text
+    H = firmware_imports().house
+    try:
+        defaults = H.profile(rules)
+    except ValueError:
+        defaults = {}
+    small = {k: v for k, v in house.items() if k not in defaults or defaults[k] != v}
+    bet = small.get("betting")
+    if isinstance(bet, dict) and isinstance(bet.get("stacks"), dict) and \
+            len(set(bet["stacks"].values())) == 1:
+        small["betting"] = dict(bet, stacks=list(bet["stacks"].values())[0])
+    text = json.dumps(small, separators=(",", ":"))
+    if _fits(game, mask, button, rules, text):
+        return text
+    if "_profile" in small:  # the name only labels the table: the settings matter more
+        nameless = dict((k, v) for k, v in small.items() if k != "_profile")
+        if _fits(game, mask, button, rules, json.dumps(nameless, separators=(",", ":"))):
+            print("note: the shoe does not keep the profile's name %r this time: with it the "
+                  "configuration would not fit one frame" % small["_profile"], file=sys.stderr)
+            return json.dumps(nameless, separators=(",", ":"))
+    sizes = []
+    for key, what in (("betting", "the betting"), ("_profile", "the profile's name")):
+        if key in small:
+            sizes.append("%s %d" % (what, len(json.dumps(small[key], separators=(",", ":")))))
+    n = len([k for k in small if k not in ("betting", "_profile")])
+    if n:
+        sizes.append("%d house override%s %d" % (n, "s" if n > 1 else "", len(json.dumps(
+            {k: v for k, v in small.items() if k not in ("betting", "_profile")},
+            separators=(",", ":")))))
+    stacks = isinstance(bet, dict) and isinstance(bet.get("stacks"), dict)
+    room = W.MAX_BODY - 4 - W.TAG - len(W.encode_command("config", (game, mask, button, rules,
+                                                                    "")))
+    raise UserError(
+        "config: the house settings take %d bytes as JSON (%s), more than the %d one frame of "
+        "the protocol carries here" % (len(text), ", ".join(sizes), room),
+        hint="give each hand's stacks with `facedown stacks SEAT=CHIPS ...` instead of the "
+             "betting's stacks" if stacks else "set fewer house overrides, or a shorter profile "
+             "name")
 
 
 def hand(args):
