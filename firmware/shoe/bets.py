@@ -246,8 +246,10 @@ class Bets:
 
     def view(self):
         """The betting as status shows it: whose turn, the round, the pot, each seat's bet this
-        round, its stack (when known) and contribution, what the seat to act may do."""
-        b = self.b
+        round, its stack (when known) and contribution, what the seat to act may do. A round
+        whose cards are out is begun first (as the next action or street would begin it), so
+        the view is the same before and after a street refused for it."""
+        b = self._sync() if self.b is not None else None
         out = {"structure": self.cfg["structure"], "to_act": self.upcoming()}
         if b is None:
             out["round"] = 0
