@@ -774,6 +774,10 @@ def describe(entry, hand, rules):
     return "event %r" % (bytes(entry),)
 
 
+BETTING_OPS = (firmware_imports().zones.OP_ACTION, firmware_imports().zones.OP_BET,
+               firmware_imports().zones.OP_STACK, firmware_imports().zones.OP_STATUS)
+
+
 def watch(args):
     """The live table: redrawn as each event arrives (on a terminal), or one line per event
     (--lines, or when the output is not a terminal)."""
@@ -790,6 +794,7 @@ def watch(args):
         if cfg:
             state["rules"] = cfg["rules"]
         table = st.get("table")
+        state["betting"] = (table or {}).get("betting")  # a table that is bet: pot and turn
         # without a table session the down cards are hidden: the table is read again after
         # each event instead of followed card by card
         state["blind"] = not getattr(client, "sees_down_cards", client.session is not None)
@@ -800,6 +805,8 @@ def watch(args):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
         if entry[0] == fw.zones.OP_FAULT:
             state["fault"] = True  # the shoe's own words for it are read below (status)
+        if state.get("betting") is not None and entry[0] in BETTING_OPS:
+            state["bets"] = True  # the pot and the turn are read below (status)
         if state["screen"] is None:
             print(line, flush=True)
             return
@@ -810,14 +817,19 @@ def watch(args):
         m = state["mirror"]
         if m is not None:
             m.apply(entry)
-            state["screen"].show(view.render(m.record(), title=line), highlight=True)
+            state["screen"].show(view.render(with_bets(m.record()), title=line), highlight=True)
+
+    def with_bets(rec):
+        if state.get("betting") is not None:
+            rec["betting"] = state["betting"]
+        return rec
 
     client = connect(args, backlog=args.backlog, on_event=on_event)
     fresh(client)
     if not args.lines and sys.stdout.isatty():
         state["screen"] = Screen()
         if state["mirror"] is not None:
-            state["screen"].show(view.render(state["mirror"].record(),
+            state["screen"].show(view.render(with_bets(state["mirror"].record()),
                                              title="hand %d" % state["hand"]), highlight=True)
     end = time.monotonic() + args.seconds if args.seconds else None
     try:
@@ -828,6 +840,15 @@ def watch(args):
                 if state["screen"] is not None and state["blind"] and state["table"]:
                     state["screen"].show(view.render(state["table"], title=state["last"]),
                                          highlight=True)
+            if state.pop("bets", False):  # the shoe's betting after an action: pot and turn
+                bets = (client.status().get("table") or {}).get("betting")
+                if bets is not None:
+                    state["betting"] = bets
+                    if state["screen"] is None:
+                        print("        betting  %s" % view.betting_line(bets), flush=True)
+                    elif state["mirror"] is not None:
+                        state["screen"].show(view.render(with_bets(state["mirror"].record()),
+                                                         title=state["last"]), highlight=True)
             if state.pop("fault", False):
                 fault = client.status().get("fault")
                 if fault:
