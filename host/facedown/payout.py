@@ -60,9 +60,11 @@ class _RecordHand:
         return 8  # a round begins at the first action after its cards (shoe.bets._sync)
 
 
-def replay(record, config):
+def replay(record, config, trace=None):
     """The firmware's betting engine, played through the record's actions: a shoe.betting
-    Betting as it stood at the end of the hand (None when the table was not bet)."""
+    Betting as it stood at the end of the hand (None when the table was not bet). trace, a
+    list: (record log index, engine entry) appended for every entry the engine logged at that
+    record entry (an action out of turn is applied at the entry where its turn came)."""
     raw = (config.get("house") or {}).get("betting")
     if raw is None:
         return None
@@ -78,7 +80,8 @@ def replay(record, config):
         stacks = {e["seat"]: e["stack"] for e in record.get("log") or [] if "stack" in e}
         if stacks:  # given for this hand over the wire (the stacks command)
             bets.set_stacks(stacks, False)
-        for e in record.get("log") or []:
+        for i, e in enumerate(record.get("log") or []):
+            seen = len(bets.b.log) if bets.b is not None else 0
             if e.get("procedure") in kills and e.get("seat"):
                 bets.kill(e["seat"])  # a dealing procedure killed the hand: folded
             elif "procedure" in e and "chips" in e:  # chips over a declaration, to the pot
@@ -93,6 +96,8 @@ def replay(record, config):
                     bets.b.out_of_turn(e["seat"], kind, amount)
                 else:
                     bets.b.act(e["seat"], kind, amount)
+            if trace is not None and bets.b is not None:
+                trace.extend((i, entry) for entry in bets.b.log[seen:])
     except ShoeError as e:
         raise UserError("the record's bets do not play back: %s" % e.message)
     del fw
