@@ -55,7 +55,7 @@ def test_watch_shows_the_pot_and_whose_turn_on_a_table_that_is_bet(shoe, capsys)
     c.call("bet", 3, 3, 300)  # seat 3 raises to 300
     c.sync()
     c.close()
-    assert main(["--port", shoe.port, "watch", "--lines", "--backlog", "--seconds", "1"]) == 0
+    assert main(["--port", shoe.port, "watch", "--lines", "--backlog", "--seconds", "3"]) == 0
     out = capsys.readouterr().out
     assert "seat 3 raise" in out
     assert "betting  no-limit, round 1, pot 450; seat 4 to act: call 300, fold, " \

@@ -805,8 +805,9 @@ def watch(args):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
         if entry[0] == fw.zones.OP_FAULT:
             state["fault"] = True  # the shoe's own words for it are read below (status)
-        if state.get("betting") is not None and entry[0] in BETTING_OPS:
-            state["bets"] = True  # the pot and the turn are read below (status)
+        if entry[0] in BETTING_OPS and state.get("betting", True) is not None:
+            state["bets"] = True  # the pot and the turn are read below (status); events that
+            # come with the connection, before the table is first read, count too
         if state["screen"] is None:
             print(line, flush=True)
             return
