@@ -53,7 +53,7 @@ class Device:
         self.handlers = {
             "status": self.cmd_status, "deal": self.cmd_deal,
             "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
-            "bet": self.cmd_bet,
+            "bet": self.cmd_bet, "chips": self.cmd_chips, "stacks": self.cmd_stacks,
             "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
             "ping": self.cmd_ping,
         }
@@ -561,6 +561,28 @@ class Device:
                  bool(kind & 0x80))
         return ()
 
+    def cmd_chips(self, seat, kind, amount, put, smallest, flags):
+        """An action with the chips the seat put out (shoe.chips makes the action of them)."""
+        if self._hand().bets is None:
+            return self.cmd_bet(seat, kind, amount)  # (the same refusal)
+        if kind & 0x7F >= len(ACTIONS):
+            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
+        self.hand.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else
+                         amount, bool(kind & 0x80), (put, smallest, flags))
+        return ()
+
+    def cmd_stacks(self, data):
+        """Every seat's stack at the start of this hand (before its first card)."""
+        h = self._hand()
+        if h.bets is None:
+            return self.cmd_bet(0, 0, 0)  # (the same refusal: this table is not bet)
+        try:
+            stacks = wire.unpack_stacks(data)
+        except wire.WireError as e:
+            raise CommandError(wire.BAD_ARGUMENT, str(e))
+        h.bets.set_stacks(stacks)
+        return ()
+
     def cmd_report(self, what, seat, index):
         h = self._hand()
         if what == 1:
@@ -791,9 +813,10 @@ _READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
               wire.COMMAND_IDS["logout"], wire.COMMAND_IDS["audit"],
               wire.COMMAND_IDS["telemetry"], wire.COMMAND_IDS["raw"])
 _SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
-_DEALING = ("deal", "street", "draw", "action", "bet", "report", "end")
+_DEALING = ("deal", "street", "draw", "action", "bet", "chips", "stacks", "report", "end")
 # what a latched shoe refuses (and report, but for a misdeal); end and misdeal clear the latch
-_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "bet", "report", "config")
+_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "bet", "chips", "stacks",
+                  "report", "config")
 _LATCH_KEY = "latched"
 
 

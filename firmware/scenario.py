@@ -10,7 +10,7 @@ import sys
 
 from shoe import cards as C
 from shoe import games as G
-from shoe.errors import ShoeError
+from shoe.errors import ShoeError, E_STATE
 from shoe.hand import Hand, ACTIONS
 from shoe.record import record
 from shoe.rng import SeededRandom
@@ -146,7 +146,19 @@ def _check_step(step, n, game, deck_kind, seats):
             raise ScenarioError("%s: amount must be a whole number of chips" % where)
         if step.get("out_of_turn") not in (None, True, False):
             raise ScenarioError("%s: out_of_turn is true or false" % where)
-        return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")))
+        return ("action", seat, step["kind"], amount, bool(step.get("out_of_turn")),
+                _chips_step(step.get("chips"), where))
+    if do == "stacks":  # a table that is bet: every seat's stack at the start of the hand
+        given = step.get("stacks")
+        if not isinstance(given, dict):
+            raise ScenarioError("%s: stacks maps every seat to its chips" % where)
+        out = {}
+        for key in given:
+            seat = int(key) if str(key).isdigit() else None
+            if seat not in seats or not _int(given[key]) or given[key] < 1:
+                raise ScenarioError("%s: %r: %r is not a seat's stack" % (where, key, given[key]))
+            out[seat] = given[key]
+        return ("stacks", out)
     if do == "expose":
         seat = _seat(step, "seat", seats, where)
         k = step.get("card")
@@ -191,8 +203,34 @@ def _check_step(step, n, game, deck_kind, seats):
                 raise ScenarioError("%s: %s is not in the %s deck: use a foreign fault" % (
                     where, step.get("card"), game))
         return ("fault", kind, at, code)
-    raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, expose, premature, "
-                        "fault, misdeal, end)" % where)
+    raise ScenarioError("%s: unknown step (steps: deal, street, draw, action, stacks, expose, "
+                        "premature, fault, misdeal, end)" % where)
+
+
+# an action's "chips" (the chips put out, shoe.chips): its flags by name
+_CHIP_FLAGS = (("declared", 1), ("one_chip", 2), ("string", 4), ("noticed", 8))
+
+
+def _chips_step(d, where):
+    """{"put": N, "smallest": N, "declared": true, "one_chip", "string", "noticed"} as
+    (put, smallest, flags), or None."""
+    if d is None:
+        return None
+    if not isinstance(d, dict) or [k for k in d if k not in ("put", "smallest") and
+                                   k not in [f for f, _ in _CHIP_FLAGS]]:
+        raise ScenarioError("%s: chips is an object of put, smallest, declared, one_chip, "
+                            "string, noticed" % where)
+    put, smallest = d.get("put"), d.get("smallest", 0)
+    if not _int(put) or put < 0 or not _int(smallest) or smallest < 0:
+        raise ScenarioError("%s: chips put and smallest are whole numbers of chips" % where)
+    flags = 0
+    for name, bit in _CHIP_FLAGS:
+        v = d.get(name, name == "declared")
+        if v not in (True, False):
+            raise ScenarioError("%s: chips %s is true or false" % (where, name))
+        if v != (name == "declared"):  # (declared: true is the default, bit 1 says not)
+            flags |= bit
+    return (put, smallest, flags)
 
 
 def _jam_step(step, where):
@@ -265,12 +303,16 @@ def apply(hand, mech, step):
     elif do == "draw":
         hand.draw(step[1])
     elif do == "action":
-        if step[3] is None and not step[4]:
+        if step[3] is None and not step[4] and step[5] is None:
             hand.action(step[1], step[2])  # (today's call, unchanged)
         else:
-            hand.action(step[1], step[2], step[3], step[4])
+            hand.action(step[1], step[2], step[3], step[4], step[5])
     elif do == "expose":
         hand.expose(step[1], step[2])
+    elif do == "stacks":
+        if hand.bets is None:
+            raise ShoeError(E_STATE, "this table is not bet: its house has no betting")
+        hand.bets.set_stacks(step[1])
     elif do == "premature":
         hand.premature()
     elif do == "misdeal":

@@ -256,6 +256,23 @@ MESSAGES = (
      "and what the seat may do; a refused action changes nothing (BAD_ARGUMENT or "
      "WRONG_STATE naming the rule)"),
     (24, "bet", DIR_REPLY, "", "no data"),
+    (25, "chips", DIR_CMD, "BBIIIB",
+     "seat, kind, amount, put, smallest, flags: a betting action with the chips the seat put "
+     "out, on a table configured with betting (else WRONG_STATE): kind and amount the "
+     "declaration as in the bet command (ignored when flags bit 0 says nothing was declared); "
+     "put the chips pushed out by this action; smallest the smallest chip among them (0 = the "
+     "table's chip); flags 1 not declared (the chips make the action), 2 one chip, 4 a string "
+     "bet, 8 the player noticed the excess first. The shoe applies the procedure (TDA 40-41, "
+     "43-B, 44, 45, 56; seed 003 by house settings no_chips and excess_chips), logs the action "
+     "and then the procedure (its chips left in the pot in a bet event after it); a declared "
+     "bet with no chips under no_chips void logs only the procedure. Refused like bet"),
+    (25, "chips", DIR_REPLY, "", "no data"),
+    (26, "stacks", DIR_CMD, "y",
+     "stacks: repeated [seat u8, chips u32 LE], every seat's stack at the start of this hand, "
+     "on a table configured with betting, after hand and before the first card (else "
+     "WRONG_STATE); they replace the configuration's stacks for this hand: an action beyond a "
+     "stack is refused, an all-in is the stack; each is logged as a stack event"),
+    (26, "stacks", DIR_REPLY, "", "no data"),
     (1, "move", DIR_EVENT, "BBB",
      "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
      "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
@@ -281,7 +298,11 @@ MESSAGES = (
      "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
     (10, "bet", DIR_EVENT, "BBB",
      "lo, mid, hi: follows an action event on a table that is bet: the seat's total bet for "
-     "the round after that action, lo + 256 * mid + 65536 * hi chips"),
+     "the round after that action, lo + 256 * mid + 65536 * hi chips; after a procedure event "
+     "(chips-excess-pot): the chips it left in the pot; after a stack event: the stack"),
+    (11, "stack", DIR_EVENT, "B",
+     "seat: the seat's stack at the start of the hand (the stacks command), its chips in the "
+     "bet event after it"),
 )
 
 COMMAND_IDS = {}  # name -> id
@@ -308,6 +329,7 @@ _NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
           ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE), ("raw", ROLE_MAINTENANCE),
           ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
           ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("bet", ROLE_TABLE),
+          ("chips", ROLE_TABLE), ("stacks", ROLE_TABLE),
           ("report", ROLE_TABLE),
           ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))
 COMMAND_ROLE = {}  # id -> the least role that may run it
@@ -851,6 +873,27 @@ def unpack_discards(data):
         k = data[i + 1]
         out.append((data[i], list(data[i + 2:i + 2 + k])))
         i += 2 + k
+    return out
+
+
+def pack_stacks(stacks):
+    """The stacks command's argument from {seat: chips}."""
+    out = bytearray()
+    for seat in sorted(stacks):
+        out += pack("BI", (seat, stacks[seat]))
+    return bytes(out)
+
+
+def unpack_stacks(data):
+    """{seat: chips} from the stacks command's argument. Raises WireError."""
+    if len(data) % 5:
+        raise WireError("stacks: %d bytes is not a whole number of [seat u8, chips u32] entries"
+                        % len(data))
+    out = {}
+    for i in range(0, len(data), 5):
+        if data[i] in out:
+            raise WireError("stacks: seat %d given twice" % data[i])
+        out[data[i]] = data[i + 1] | (data[i + 2] << 8) | (data[i + 3] << 16) | (data[i + 4] << 24)
     return out
 
 

@@ -317,3 +317,159 @@ def test_a_raise_refused_after_an_action_out_of_turn_names_the_rule():
     with pytest.raises(ShoeError, match=r"seat 4 acted out of turn: it may call or fold, not "
                                         r"raise \(RRoP Action out of turn\)"):
         h.action(4, "raise", 800)
+
+
+def test_a_seat_a_procedure_kills_is_folded_in_the_betting_and_after_a_power_cut():
+    # three-handed, button 3 acts first pre-flop: dealt one card short, its call finds its hand
+    # dead (TDA 37); the betting folds it: the blinds play on, the round ends without it
+    h, overrides = bet_hand(seats=(1, 2, 3), button=3)
+    h.deal(5)
+    h.action(3, "call")
+    assert record(h)["procedures"] == ["button-dead"]
+    v = h.bets.view()
+    assert v["seats"]["3"] == {"bet": 0, "in": 0, "stack": 10000, "folded": True}
+    assert (v["to_act"], v["pot"], v["options"]["call"]) == (1, 150, 50)
+    assert [e for e in record(h)["log"] if "action" in e] == [{"action": "call", "seat": 3}]
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 3, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == v
+    h.action(1, "call")
+    h.action(2, "check")
+    assert h.bets.view()["to_act"] is None and h.bets.view()["pot"] == 200
+    h.street()
+    h.action(1, "check")  # (seat 3 is skipped: seat 2 is next)
+    assert h.bets.view()["to_act"] == 2
+
+
+def test_a_heads_up_hand_a_procedure_kills_is_over_in_the_betting():
+    h, _ = bet_hand(seats=(3, 7), button=3)
+    h.deal(3)
+    h.action(3, "raise", 300)  # its raise finds its hand dead: no chips go in
+    v = h.bets.view()
+    assert v["over"] and v["to_act"] is None and v["pot"] == 100
+    assert v["seats"]["3"] == {"bet": 0, "in": 50, "stack": 9950, "folded": True}
+    assert v["seats"]["7"] == {"bet": 0, "in": 50, "stack": 9950}  # 50 of its blind uncalled
+    with pytest.raises(ShoeError, match="seat 7 is the only one left; end the hand"):
+        h.street()
+
+
+# chips put out against what was declared (shoe.chips): seat 3 is first, facing the big blind
+# 100 (blinds 50-100, stacks 10000); (put, smallest, flags): flags 1 not declared, 2 one chip,
+# 4 string, 8 noticed
+@pytest.mark.parametrize("house, kind, amount, chips, did, proc, stack3, pot", [
+    # declared: the declaration binds (TDA 40-41), the chips are made to fit it
+    ({}, "raise", 300, (200, 0, 0), ("raise", 300), "chips-short", 9700, 450),
+    ({}, "call", None, (0, 0, 0), ("call", 100), "declared-binds", 9900, 250),
+    ({"no_chips": "void"}, "call", None, (0, 0, 0), None, "declared-void", 10000, 150),
+    ({}, "call", None, (150, 0, 0), ("call", 100), "chips-excess-returned", 9900, 250),
+    ({"excess_chips": "stays"}, "call", None, (150, 0, 0), ("call", 100), "chips-excess-pot",
+     9850, 300),
+    ({"excess_chips": "stays"}, "call", None, (150, 0, 8), ("call", 100),
+     "chips-excess-noticed", 9900, 250),
+    ({}, "raise", 300, (300, 0, 0), ("raise", 300), None, 9700, 450),
+    # not declared: the chips speak
+    ({}, "call", None, (500, 500, 3), ("call", 100), "oversized-call", 9900, 250),
+    ({}, "call", None, (1300, 500, 1), ("raise", 1300), None, 8700, 1450),
+    ({}, "call", None, (140, 100, 1), ("call", 100), "multichip-call", 9900, 250),
+    ({}, "call", None, (150, 25, 1), ("raise", 200), "under-raise-full", 9800, 350),
+    ({"under_raise": "call"}, "call", None, (150, 25, 1), ("call", 100), "under-raise-call",
+     9900, 250),
+    ({}, "call", None, (140, 20, 1), ("call", 100), "under-raise-call", 9900, 250),
+    ({}, "call", None, (400, 100, 4), ("call", 100), "string-call", 9900, 250),
+    ({}, "call", None, (60, 20, 1), ("call", 100), "chips-short", 9900, 250),
+    ({}, "call", None, (10000, 5000, 1), ("allin", 10000), None, 0, 10150),
+])
+def test_chips_put_out_against_what_was_declared(house, kind, amount, chips, did, proc, stack3,
+                                                 pot):
+    h, _ = bet_hand(house=house)
+    h.deal()
+    h.action(3, kind, amount, False, chips)
+    log = [e for e in record(h)["log"] if "action" in e or "procedure" in e]
+    acts = [(e["action"], e["total"]) for e in log if "action" in e]
+    assert acts == ([did] if did else [])
+    assert [e["procedure"] for e in log if "procedure" in e] == ([proc] if proc else [])
+    v = h.bets.view()
+    assert (v["seats"]["3"]["stack"], v["pot"]) == (stack3, pot)
+    assert v["to_act"] == (3 if did is None else 4)  # void: seat 3 acts again
+    b = h.bets.b
+    assert sum(b.stack[s] for s in b.seats) + b.total() == 40000  # every chip accounted for
+
+
+def test_chips_procedures_by_rulebook_name_their_rule():
+    for rules, want in (("tda2024", "TDA 44"), ("robert", "RRoP Oversized chip")):
+        h, _ = bet_hand(rules=rules)
+        h.deal()
+        h.action(3, "call", None, False, (500, 500, 3))
+        assert record(h)["log"][-1] == {"procedure": "oversized-call", "rule": want, "seat": 3}
+
+
+@pytest.mark.parametrize("kind, chips, says", [
+    ("call", (20000, 0, 0), "seat 3 put out 20000, more than it has (10000) (TDA 41)"),
+    ("call", (0, 0, 1), "no chips put out and nothing declared: report the check or fold"),
+    ("raise", (100, 0, 0), "a raise needs its amount"),
+    ("call", (1 << 24, 0, 0), "chips are at most 16777215 here"),
+    ("call", (100, 0, 16), "chips flags are 1 not declared"),
+])
+def test_chips_that_make_no_action_are_refused_and_change_nothing(kind, chips, says):
+    h, _ = bet_hand()
+    h.deal()
+    before = state(h)
+    with pytest.raises(ShoeError) as info:
+        h.action(3, kind, None, False, chips)
+    assert says in info.value.message
+    assert state(h) == before
+
+
+def test_chips_to_the_pot_come_back_after_a_power_cut_and_are_paid_out():
+    h, overrides = bet_hand(house={"excess_chips": "stays"})
+    h.deal()
+    h.action(3, "call", None, False, (150, 0, 0))  # 50 over the call: stays in the pot
+    h.action(4, "fold")
+    h.action(1, "fold")
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 4, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == h.bets.view() and back.bets.b.dead == 50
+
+
+def test_the_stacks_of_this_hand_before_its_first_card_and_after_a_power_cut():
+    h, overrides = bet_hand(betting={"blinds": [50, 100]})  # no stacks in the configuration
+    h.bets.set_stacks({1: 500, 2: 80, 3: 2000, 4: 1000})
+    assert [e for e in record(h)["log"] if "stack" in e] == [
+        {"seat": 1, "stack": 500}, {"seat": 2, "stack": 80}, {"seat": 3, "stack": 2000},
+        {"seat": 4, "stack": 1000}]
+    h.deal()
+    v = h.bets.view()
+    assert v["seats"]["2"] == {"bet": 80, "in": 80, "stack": 0, "allin": True}  # a short blind
+    assert v["options"] == {"fold": None, "call": 80, "raise": [180, 2000]}
+    before = state(h)
+    with pytest.raises(ShoeError, match=r"a raise to 3000 is more than seat 3 has \(2000\)"):
+        h.action(3, "raise", 3000)
+    with pytest.raises(ShoeError, match="before its first card"):
+        h.bets.set_stacks({1: 500, 2: 500, 3: 500, 4: 500})
+    assert state(h) == before
+    h.action(3, "allin")
+    assert record(h)["log"][-1] == {"action": "allin", "seat": 3, "total": 2000}
+    oh = OpenHand(1, 1, config_json("holdem", h.seats, 4, "tda2024", overrides), b"")
+    oh.entries = bytearray(h.z.log)
+    oh.image = snapshot.image(h)
+    back = rebuild(oh, SeededRandom(3), SimMech())
+    assert back.bets.view() == h.bets.view()
+
+
+@pytest.mark.parametrize("stacks, says", [
+    ({1: 500, 2: 500, 3: 500}, "no stack for seat 4: give every seat's"),
+    ({1: 500, 2: 500, 3: 500, 4: 500, 6: 500}, "a stack for seat 6, which is not dealt in"),
+    ({1: 500, 2: 500, 3: 500, 4: 0}, "seat 4's stack must be 1..16777215 chips, not 0"),
+    ({1: 500, 2: 500, 3: 500, 4: 503}, "stack of seat 4 (503) is not a multiple of the chip"),
+])
+def test_stacks_that_do_not_fit_the_hand_are_refused_and_change_nothing(stacks, says):
+    h, _ = bet_hand(betting={"blinds": [50, 100], "chip": 5})
+    before = state(h)
+    with pytest.raises(ShoeError) as info:
+        h.bets.set_stacks(stacks)
+    assert says in info.value.message
+    assert state(h) == before

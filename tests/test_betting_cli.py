@@ -157,3 +157,103 @@ def test_an_action_out_of_turn_through_the_cli(sim):
     assert {"action": "raise", "seat": 4, "out_of_turn": True, "total": 300} in rec["log"]
     assert rec["chips"]["payouts"] == {"3": 750}
     assert rec["chips"]["stacks"]["end"]["4"] == 9700  # its chips stayed in the pot
+
+
+def test_chips_put_out_through_the_cli(sim):
+    """The chips put out against what was declared: each procedure named with its rule in one
+    line; a push no rule makes an action of is one error line and changes nothing."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100", "--bet", "stacks=10000", "--house", "excess_chips=stays"))
+    ok(run("--port", sim.port, "deal"))
+    out = ok(run("--port", sim.port, "action", "3", "raise", "300", "--chips", "200"))
+    assert "action 3 raise: the shoe applied chips-short (TDA 41)" in out
+    assert "(bet 300, stack 9700, in 300)" in out
+    out = ok(run("--port", sim.port, "action", "4", "call", "--chips", "400"))
+    assert "chips-excess-pot (house setting (seed 003))" in out and "pot 850" in out
+    out = ok(run("--port", sim.port, "action", "1", "chips", "500", "--one-chip"))
+    assert "action 1 chips: the shoe applied oversized-call (TDA 44)" in out
+    before = status(sim)
+    for argv, says in ((("action", "2", "chips", "20000"),
+                        "seat 2 put out 20000, more than it has (9900) (TDA 41)"),
+                       (("action", "2", "call", "--one-chip"), "give them with --chips N"),
+                       (("action", "2", "chips"), "action SEAT chips needs the chips put out"),
+                       (("action", "2", "chips", "0"), "no chips put out and nothing declared")):
+        assert says in err(run("--port", sim.port, *argv)), argv
+        after = status(sim)
+        assert after["table"] == before["table"] and after["events"] == before["events"]
+    out = ok(run("--port", sim.port, "action", "2", "chips", "300", "--smallest", "100"))
+    assert "under-raise-full (TDA 43-B)" in out and "(bet 500, stack 9500, in 500)" in out
+    for s in (3, 4, 1):
+        ok(run("--port", sim.port, "action", str(s), "fold"))
+    ok(run("--port", sim.port, "end"))
+    rec = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))[0]
+    assert {"procedure": "chips-excess-pot", "rule": "house setting (seed 003)", "seat": 4,
+            "chips": 100} in rec["log"]
+    assert rec["chips"]["dead"] == 100 and rec["chips"]["returned"] == {"2": 200}
+    assert rec["chips"]["payouts"] == {"2": 1300}  # four calls of 300 and the 100 left in
+
+
+def test_the_stacks_of_a_hand_through_the_cli(sim):
+    """Given after `hand`, before the first card: the action beyond a stack is one line and
+    changes nothing, the all-in is the stack; after the deal they are refused."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100"))
+    ok(run("--port", sim.port, "hand"))
+    says = err(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000"))
+    assert "no stack for seat 4: give every seat's" in says
+    assert "stacks 3=x: an amount is a whole number" in err(run("--port", sim.port, "stacks",
+                                                               "3=x"))
+    out = ok(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000", "4=1000"))
+    assert "(bet 80, stack 0, in 80, ALL IN)" in out
+    out = ok(run("--port", sim.port, "deal"))
+    assert "seat 3 to act: call 80, fold, raise 180..2000" in out
+    before = status(sim)
+    assert "more than seat 3 has (2000) (TDA 41)" in err(run("--port", sim.port, "action", "3",
+                                                             "raise", "3000"))
+    assert "before its first card" in err(run("--port", sim.port, "stacks", "1=9", "2=9",
+                                              "3=9", "4=9"))
+    after = status(sim)
+    assert after["table"] == before["table"] and after["events"] == before["events"]
+    assert "(bet 2000, stack 0, in 2000, ALL IN)" in ok(run("--port", sim.port, "action", "3",
+                                                            "allin"))
+    for s in (4, 1):
+        ok(run("--port", sim.port, "action", str(s), "fold"))
+    for _ in range(3):
+        ok(run("--port", sim.port, "street"))
+    ok(run("--port", sim.port, "end"))
+    rec = json.loads(ok(run("--port", sim.port, "history", "--last", "1", "--json")))[0]
+    assert {"seat": 3, "stack": 2000} in rec["log"]
+    chips = rec["chips"]
+    assert chips["stacks"]["start"] == {"1": 500, "2": 80, "3": 2000, "4": 1000}
+    assert chips["returned"] == {"3": 1920}  # all but the big blind's 80 uncalled
+    assert sum(chips["payouts"].values()) == 210
+    assert sum(chips["stacks"]["end"].values()) == 3580
+
+
+def test_a_configuration_too_long_for_a_frame(sim, tmp_path):
+    """room.toml with a [betting] giving each seat's stack is one line naming what takes the
+    room and what to do; overrides at the rulebook's default and stacks all alike are sent in a
+    way that fits, changing nothing the shoe does."""
+    ok(config(sim, "--bet", "blinds=5,10"))
+    room = tmp_path / "room.toml"
+    room.write_text('name = "Main room, Friday tournament"\ngame = "holdem"\nseats = "1-9"\n'
+                    '[house]\npremature_turn = "set_aside"\nextra_holecard = "burn"\n'
+                    'cut_after_reshuffle = false\n[betting]\nblinds = [500, 1000]\n'
+                    'bb_ante = 1000\n[betting.stacks]\n' + "".join(
+                        '%d = %d\n' % (s, 100000 + 1000 * s) for s in range(1, 10)))
+    says = err(run("--port", sim.port, "config", "--profile", room))
+    assert "config: the house settings take 281 bytes as JSON (the betting 146, the " \
+           "profile's name 30, 3 house overrides 82), more than the 144" in says
+    proc = run("--port", sim.port, "config", "--profile", room)
+    assert "facedown stacks SEAT=CHIPS" in proc.stderr  # the hint: the stacks per hand
+    assert status(sim)["config"]["house"]["betting"] == {"blinds": [5, 10]}  # unchanged
+    defaults = ["misdeal_window=tda36", "exposed_holecard=burn", "extra_holecard=misdeal",
+                "short_hand=misdeal", "premature_turn=reshuffle", "four_card_flop=scramble",
+                "no_burn_flop=scramble", "extra_burn=stays", "nonstandard_card=misdeal"]
+    argv = [a for d in defaults for a in ("--house", d)]
+    alike = tmp_path / "alike.toml"
+    alike.write_text('game = "holdem"\nseats = "1-9"\n[betting]\nblinds = [500, 1000]\n'
+                     '[betting.stacks]\n' + "".join('%d = 50000\n' % s for s in range(1, 10)))
+    ok(run("--port", sim.port, "config", "--profile", alike, "--house", "straddle=off", *argv))
+    house = status(sim)["config"]["house"]
+    assert house == {"betting": {"blinds": [500, 1000], "stacks": 50000}}

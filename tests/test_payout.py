@@ -136,3 +136,49 @@ def test_the_phh_export_carries_the_bets_and_pokerkit_replays_it_to_the_same_sta
         text = dumps(rec)
         assert "chips are the shoe's" in text and "# added" not in text
         assert pokerkit_stacks(rec) == s["stacks"]["end"], text
+
+
+def test_a_hand_a_procedure_killed_is_settled_without_it():
+    # the button (seat 3) calls one card short: dead (TDA 37), folded in the betting; the
+    # blinds check it down and the aces win: the dead seat put out nothing and gets nothing
+    betting = {"blinds": [5, 10], "stacks": 100}
+    deck = [C.parse(t) for t in ORDER] + [c for c in range(52) if C.name(c) not in ORDER]
+    h = Hand("holdem", [1, 2, 3], 3, "tda2024", {"betting": betting}, None, SimMech(), deck)
+    h.bets = Bets(h, betting)
+    h.deal(5)
+    h.action(3, "call")
+    h.action(1, "call")
+    h.action(2, "check")
+    for _ in range(3):
+        h.street()
+        h.action(1, "check")
+        h.action(2, "check")
+    h.end()
+    rec = json.loads(json.dumps(record(h)))
+    rec["config"] = {"game": "holdem", "seats": [1, 2, 3], "button": 3, "rules": "tda2024",
+                     "house": {"betting": betting}}
+    s = payout.settle(rec)
+    assert s["folded"] == [3] and s["contributions"] == {"1": 10, "2": 10, "3": 0}
+    assert s["payouts"] == {"1": 20}
+    assert s["stacks"]["end"] == {"1": 110, "2": 90, "3": 100}
+
+
+def test_chips_left_in_the_pot_over_a_declaration_are_paid_out():
+    # seed 003 (excess_chips stays): seat 3 calls 10 but puts out 15; the 5 over stay in the
+    # pot as dead money; the blinds fold: seat 3 takes the pot, its own 5 with it
+    betting = {"blinds": [5, 10], "stacks": 100}
+    h = Hand("holdem", [1, 2, 3], 3, "tda2024", {"betting": betting, "excess_chips": "stays"},
+             None, SimMech(), [C.parse(t) for t in ORDER] + [c for c in range(52) if C.name(c)
+                                                          not in ORDER])
+    h.bets = Bets(h, betting)
+    h.deal()
+    h.action(3, "call", None, False, (15, 0, 0))
+    h.action(1, "fold")
+    h.action(2, "fold")
+    h.end()
+    rec = json.loads(json.dumps(record(h)))
+    rec["config"] = {"game": "holdem", "seats": [1, 2, 3], "button": 3, "rules": "tda2024",
+                     "house": {"betting": betting, "excess_chips": "stays"}}
+    s = payout.settle(rec)
+    assert s["dead"] == 5 and s["payouts"] == {"3": 30}
+    assert s["stacks"]["end"] == {"1": 95, "2": 90, "3": 115}

@@ -21,7 +21,7 @@ from pokerkit import (
 
 from conftest import SCENARIOS
 
-from facedown import phh
+from facedown import payout, phh
 from facedown.cli import main
 from facedown.errors import UserError
 from facedown.replay import load, replay
@@ -334,3 +334,57 @@ def test_docs_example_is_current(capsys):
     path = os.path.join(SCENARIOS, "09-button-dead-headsup-tda.json")
     assert main(["replay", path, "--phh", "--in-process"]) == 0
     assert capsys.readouterr().out == example
+
+
+def test_a_bet_hand_with_stacks_per_hand_and_chips_procedures_replays_to_the_payout():
+    """The stacks given for the hand (stack events) start the PHH, and the chips procedures
+    (an excess back, a short bet completed, chips not declared making a call) are the actions
+    the shoe applied: pokerkit ends with the stacks the shoe's payout gives."""
+    with open(os.path.join(SCENARIOS, "55-stacks-per-hand-override-robert.json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    act = [{"do": "action", "seat": s, "kind": k} for s, k in (
+        (2, "check"), (3, "check"), (2, "check"), (3, "check"))]
+    scn["steps"] += [
+        {"do": "action", "seat": 1, "kind": "call", "chips": {"put": 400}},
+        {"do": "action", "seat": 2, "kind": "call",
+         "chips": {"put": 200, "smallest": 100, "declared": False}},
+        {"do": "street"}, {"do": "action", "seat": 1, "kind": "check"},
+        {"do": "action", "seat": 2, "kind": "bet", "amount": 500, "chips": {"put": 400}},
+        {"do": "action", "seat": 3, "kind": "call"}, {"do": "action", "seat": 1, "kind": "fold"},
+        {"do": "street"}] + act[:2] + [{"do": "street"}] + act[2:] + [{"do": "end"}]
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    settled = payout.settle(rec)
+    assert settled["stacks"]["start"] == {"1": 10000, "2": 10000, "3": 10000, "4": 250}
+    hh, state, _ = replayed(phh.dumps(rec))
+    assert hh.starting_stacks == [10000, 10000, 10000, 250]
+    assert "p2 cbr 500" in hh.actions  # the bet declared with 400 out, completed
+    assert list(state.stacks) == [settled["stacks"]["end"][str(s)] for s in (1, 2, 3, 4)]
+
+
+@pytest.mark.parametrize("name, extra, want", [
+    # TDA 53: the action to seat 4 changed, its raise out of turn is taken back: none in the PHH
+    ("50-oot-changed-tda", [(4, "call"), (1, "fold"), (2, "fold")],
+     ["p3 cbr 400", "p4 cc", "p1 f", "p2 f"]),
+    # TDA 53: unchanged, its call out of turn binds at its turn, after seat 3's
+    ("50-oot-binds-tda", [(1, "call"), (2, "check")], ["p3 cc", "p4 cc", "p1 cc", "p2 cc"]),
+])
+def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, want):
+    """The PHH gives a bet table's action out of turn at its seat's turn, as the shoe's engine
+    applied it (or not at all when it was taken back); pokerkit replays it to the payout."""
+    with open(os.path.join(SCENARIOS, name + ".json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["steps"] += [{"do": "action", "seat": s, "kind": k} for s, k in extra]
+    live = [s for s in (1, 2, 3, 4) if (s, "fold") not in extra]
+    for _ in range(3):
+        scn["steps"] += [{"do": "street"}] + [
+            {"do": "action", "seat": s, "kind": "check"} for s in live]
+    scn["steps"].append({"do": "end"})
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    hh, state, _ = replayed(phh.dumps(rec))
+    assert hh.actions[4:4 + len(want)] == want
+    end = payout.settle(rec)["stacks"]["end"]
+    assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)]

@@ -44,3 +44,22 @@ def test_a_mirror_from_status_follows_the_stream(shoe):
 
 def test_watch_runs_and_stops(shoe, capsys):
     assert main(["--port", shoe.port, "watch", "--lines", "--seconds", "0.5"]) == 0
+
+
+def test_watch_shows_the_pot_and_whose_turn_on_a_table_that_is_bet(shoe, capsys):
+    c = shoe.connect(timeout=30)
+    c.call("config", "holdem", 0b11110, 4, "tda2024",
+           '{"betting": {"blinds": [50, 100], "stacks": 10000}}')
+    c.call("hand", 4)
+    c.call("deal", 0)
+    c.call("bet", 3, 3, 300)  # seat 3 raises to 300
+    c.sync()
+    c.close()
+    assert main(["--port", shoe.port, "watch", "--lines", "--backlog", "--seconds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "seat 3 raise" in out
+    assert "betting  no-limit, round 1, pot 450; seat 4 to act: call 300, fold, " \
+           "raise 500..10000" in out
+    c = shoe.connect(timeout=30)
+    c.call("end")
+    c.close()

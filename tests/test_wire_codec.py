@@ -464,7 +464,7 @@ def test_catalogue_table_is_consistent():
     assert len(keys) == len(set(keys)), "duplicate (id, direction)"
     cmds = {r[0] for r in W.MESSAGES if r[2] == W.DIR_CMD}
     replies = {r[0] for r in W.MESSAGES if r[2] == W.DIR_REPLY}
-    assert cmds == replies == set(range(1, 25))
+    assert cmds == replies == set(range(1, 27))
     assert len(W.COMMAND_IDS) == len(cmds)
     for cid, name, direction, fmt, doc in W.MESSAGES:
         assert direction in (W.DIR_CMD, W.DIR_REPLY, W.DIR_EVENT)
@@ -493,7 +493,7 @@ def test_event_kinds_match_the_engine():
     from shoe.hand import ACTIONS, STATUS_NAMES
     ops = {"move": Z.OP_MOVE, "shuffle": Z.OP_SHUFFLE, "cut": Z.OP_CUT, "procedure": Z.OP_PROC,
            "action": Z.OP_ACTION, "remove": Z.OP_REMOVE, "pick": Z.OP_PICK, "status": Z.OP_STATUS,
-           "fault": Z.OP_FAULT, "bet": Z.OP_BET}
+           "fault": Z.OP_FAULT, "bet": Z.OP_BET, "stack": Z.OP_STACK}
     assert {name: op for op, name in W.EVENT_KINDS.items()} == ops
     zones = (Z.STUB, Z.BOARD, Z.BURNS, Z.MUCK, Z.ASIDE, Z.SEAT0, Z.NOWHERE)
     assert zones == (0, 1, 2, 3, 4, 16, 255)

@@ -13,7 +13,7 @@ from shoe import betting as B
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.zones import OP_ACTION, OP_BET
+from shoe.zones import OP_ACTION, OP_BET, OP_PROC, OP_STACK
 
 MAX_AMOUNT = const(0xFFFFFF)  # an amount rides in an entry's three bytes
 OOT = const(0x80)  # an action entry's kind | OOT: reported as an action out of turn
@@ -29,6 +29,7 @@ class Bets:
         self.replaying = replaying
         self.cfg = B.config(hand.kind, raw, hand.house)
         self.stacks = B.stacks_for(self.cfg, hand.seats)
+        self.dead = []  # seats a procedure killed (shoe.procedures.KILLS), for stud's late engine
         self.b = None if hand.kind == G.STUD else self._make(None)
 
     def _make(self, opener):
@@ -36,9 +37,49 @@ class Bets:
         b = B.Betting(h.kind, h.seats, h.button, self.cfg, self.stacks, h.rules, h.house,
                       h.draws, opener)
         for s in h.seats:  # seats the dealing procedures killed take no part
-            if not self.replaying and not h.live(s) and h.state[s] and b.live(s):
+            if (s in self.dead or not self.replaying and not h.live(s) and h.state[s]) and \
+                    b.live(s):
                 b.folded[s] = 1
         return b
+
+    def set_stacks(self, stacks, log=True):
+        """The seats' stacks at the start of this hand ({seat: chips}, every seat dealt in),
+        given before its first card: the engine is made again with them (the forced bets posted
+        as they allow), each logged as a stack entry and its amount (a power cut keeps them)."""
+        h = self.hand
+        if log and (h.initial_done or h.status != 0):
+            raise ShoeError(E_STATE, "the stacks are given at the start of the hand, before its "
+                            "first card")
+        for s in stacks:
+            if s not in h.seats:
+                raise ShoeError(E_ARG, "a stack for seat %s, which is not dealt in (seats: %s)"
+                                % (s, ", ".join(str(t) for t in h.seats)))
+            if not 1 <= stacks[s] <= MAX_AMOUNT:
+                raise ShoeError(E_ARG, "seat %d's stack must be 1..%d chips, not %d" % (
+                    s, MAX_AMOUNT, stacks[s]))
+        for s in h.seats:
+            if s not in stacks:
+                raise ShoeError(E_ARG, "no stack for seat %d: give every seat's" % s)
+        old = self.stacks
+        self.stacks = stacks
+        try:
+            b = None if h.kind == G.STUD else self._make(None)
+        except ShoeError:
+            self.stacks = old
+            raise
+        self.b = b
+        if log:
+            for s in h.seats:
+                v = stacks[s]
+                h.z.note(OP_STACK, s, 0, 0)
+                h.z.note(OP_BET, v & 0xFF, (v >> 8) & 0xFF, v >> 16)
+
+    def kill(self, seat):
+        """A dealing procedure killed seat's hand (shoe.hand's DEAD): folded in the betting,
+        whatever the turn (shoe.betting.Betting.kill)."""
+        self.dead.append(seat)
+        if self.b is not None:
+            self.b.kill(seat)
 
     # ---------------------------------------------------------------- the rounds and cards
 
@@ -102,6 +143,30 @@ class Bets:
             return b.out_of_turn(seat, kind, amount, True)
         return b.check(seat, kind, amount)
 
+    def resolve(self, seat, kind, amount, chips, oot=False):
+        """The action the chips a seat put out make (shoe.chips.resolve), void (kind None) or
+        checked like any action; changes nothing."""
+        from shoe import chips as CH
+
+        put, smallest, flags = chips
+        for v in (put, smallest):
+            if not 0 <= v <= MAX_AMOUNT:
+                raise ShoeError(E_ARG, "chips are at most %d here" % MAX_AMOUNT)
+        b = self._sync()
+        out = CH.resolve(b, seat, kind, amount, put, smallest, flags)
+        self.check(seat, kind if out[0] is None else out[0], amount if out[0] is None else
+                   out[1], oot)
+        return out
+
+    def chips_done(self, seat, pid, to_pot):
+        """After the action: the chips' procedure logged, and chips over the declaration that
+        stay in the pot (their amount in a bet entry after the procedure's)."""
+        h = self.hand
+        h._proc(pid, seat)
+        if to_pot:
+            h.z.note(OP_BET, to_pot & 0xFF, (to_pot >> 8) & 0xFF, to_pot >> 16)
+            self.b.to_pot(seat, to_pot)
+
     def act(self, seat, kind, amount, oot=False):
         """Apply a checked action, log the seat's total after it, and count it toward the
         misdeal window from what it did (TDA 36: an action in turn, with chips if it put any
@@ -127,11 +192,26 @@ class Bets:
     def replay(self, log):
         """The betting again from the hand's log entries (after a power cut)."""
         from shoe.hand import ACTIONS
+        from shoe.procedures import INDEX, KILLS
 
-        i = 0
+        kills = [INDEX[p] for p in KILLS]
         n = len(log)
+        stacks = {}
+        for i in range(0, n - 4, 4):  # the stacks given for this hand, before its first card
+            if log[i] == OP_STACK and log[i + 4] == OP_BET:
+                stacks[log[i + 1]] = log[i + 5] | (log[i + 6] << 8) | (log[i + 7] << 16)
+        if stacks:
+            self.set_stacks(stacks, False)
+        i = 0
         while i < n:
-            if log[i] == OP_ACTION:
+            if log[i] == OP_PROC and log[i + 1] in kills and log[i + 2]:
+                self.kill(log[i + 2])
+            elif log[i] == OP_PROC and i + 4 < n and log[i + 4] == OP_BET:  # chips to the pot
+                self.b.to_pot(log[i + 2], log[i + 5] | (log[i + 6] << 8) | (log[i + 7] << 16))
+                i += 4
+            elif log[i] == OP_ACTION and log[i + 1] in self.dead:
+                pass  # the action that found its hand dead: no action in the betting
+            elif log[i] == OP_ACTION:
                 seat, kind, oot = log[i + 1], ACTIONS[log[i + 2] & 0x7F], log[i + 2] & OOT
                 amount = None
                 if i + 4 < n and log[i + 4] == OP_BET:
@@ -166,8 +246,10 @@ class Bets:
 
     def view(self):
         """The betting as status shows it: whose turn, the round, the pot, each seat's bet this
-        round, its stack (when known) and contribution, what the seat to act may do."""
-        b = self.b
+        round, its stack (when known) and contribution, what the seat to act may do. A round
+        whose cards are out is begun first (as the next action or street would begin it), so
+        the view is the same before and after a street refused for it."""
+        b = self._sync() if self.b is not None else None
         out = {"structure": self.cfg["structure"], "to_act": self.upcoming()}
         if b is None:
             out["round"] = 0

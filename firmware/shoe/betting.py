@@ -26,7 +26,8 @@ CAP = const(4)            # fixed limit: a bet and three raises (TDA 48, RRoP)
 KINDS = ("fold", "check", "call", "bet", "raise", "complete", "bringin", "allin")
 
 # the betting's house settings (reopen_limit, cap_heads_up, straddle, blind_before_ante,
-# pl_full_blinds, under_raise, out_of_turn, excess_chips) are rows of shoe.house.SETTINGS
+# pl_full_blinds, under_raise, out_of_turn, excess_chips, no_chips) are rows of
+# shoe.house.SETTINGS
 
 # the rule a refusal names, per rulebook: (TDA 2024, Robert's Rules)
 RULES = {
@@ -690,6 +691,37 @@ class Betting:
         self._check_closed()
         self._turn_comes()
         return rec
+
+    def kill(self, s):
+        """A dealing procedure killed seat s's hand (e.g. TDA 37: the button acted short of
+        cards): it is folded, whatever the turn, and is no action; the chips it put in stay in
+        the pot, and an action it made out of turn is dropped (chips it put in stay too). The
+        turn moves on if it was the seat's, and the round or the hand ends if that leaves no one
+        to act or one seat."""
+        if not self.live(s):
+            return
+        self.folded[s] = 1
+        self.pending.pop(s, None)
+        self.limit.pop(s, None)
+        self.bet[s] += self.held.pop(s, 0)
+        self.log.append((self.round, s, "dead", self.bet[s], 0))
+        if self.over:
+            return
+        if self.closed:
+            if len(self.contenders()) <= 1:
+                self.over = True
+            return
+        if self.to_act == s:
+            self.to_act = self._next_from(s)
+        self._check_closed()
+        self._turn_comes()
+
+    def to_pot(self, s, n):
+        """Chips seat s put out over its declaration that stay in the pot (house excess_chips
+        stays, seed 003): out of its stack, dead money in the main pot, no bet."""
+        self.stack[s] -= n
+        self.dead += n
+        self.log.append((self.round, s, "excess", self.bet[s], n))
 
     # ---------------------------------------------------------------- action out of turn
 

@@ -295,11 +295,24 @@ class Hand:
                     return
         self.partial = 0
 
-    def action(self, seat, kind, amount=None, oot=False):
+    def action(self, seat, kind, amount=None, oot=False, chips=None):
         """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards.
         With the table's betting (self.bets) it is checked first and its amount logged; oot:
-        reported as an action out of turn (the betting's procedure, docs/betting.md)."""
+        reported as an action out of turn (the betting's procedure, docs/betting.md); chips:
+        (put, smallest, flags), the chips the seat put out with it and how: the rulebooks'
+        procedures (shoe.chips) make the action of them, logged after it."""
         self._check_dealing()
+        pid = None
+        if chips is not None:
+            if self.bets is None or not self.initial_done or kind not in ACTIONS:
+                raise ShoeError(E_STATE, "the chips put out are dealt with on a table that is "
+                                "bet, once its cards are dealt")
+            if self.interrupted is not None:
+                self._again(None)  # (refused: finish the stopped operation first)
+            kind, amount, pid, to_pot = self.bets.resolve(seat, kind, amount, chips, oot)
+            if kind is None:  # void (seed 003): nothing but the procedure; the seat acts again
+                self._proc(pid, seat)
+                return
         if self.bets is not None and self.initial_done and kind in ACTIONS:
             self.bets.check(seat, kind, amount, oot)
         elif oot:
@@ -333,8 +346,10 @@ class Hand:
                 self.n_chips += 1
         if kind == "fold" and self.state[seat] == LIVE:
             self._kill(seat, FOLDED)
-        if self.bets is not None:
+        if self.bets is not None and self.state[seat] != DEAD:  # (a dead hand: folded)
             self.bets.act(seat, kind, amount, oot)
+            if pid is not None:
+                self.bets.chips_done(seat, pid, to_pot)
 
     def expose(self, seat, index):
         """By dealer error, that seat's index-th card (1-based, in the order received) was exposed."""
@@ -679,6 +694,8 @@ class Hand:
         while held:
             self.z.move(held[0] & C.CODE, MUCK)
         self.state[seat] = state
+        if state == DEAD and self.bets is not None:  # a procedure killed it: out of the betting
+            self.bets.kill(seat)
 
     def _gather(self, codes):
         """Cards back into the stub (face down), ahead of a reshuffle."""

@@ -50,8 +50,10 @@ SETTINGS = (
      "TDA 43 / RRoP: a raise of 50% or more of the minimum is made a full raise, less is a call"),
     ("out_of_turn", "tda53", "robert", ("tda53", "robert", "home"),
      "TDA 53 / RRoP Action out of turn / seed 003: action out of turn"),
-    ("excess_chips", "stays", "stays", ("stays", "returned"),
-     "seed 003 (TDA 40-41): chips put in over the declaration stay in the pot"),
+    ("excess_chips", "returned", "returned", ("returned", "stays"),
+     "TDA 41 / RRoP Verbal / seed 003: chips over a declaration go back, or stay in the pot"),
+    ("no_chips", "binds", "binds", ("binds", "void"),
+     "TDA 40 / RRoP Verbal / seed 003: a declared bet or call with no chips put in binds, or is void"),
 )
 
 BETTING = "betting"  # house JSON's key for how the game is bet (shoe.betting.config checks it)

@@ -106,8 +106,39 @@ PROCEDURES = (
      "a card that left during a power cut, read at the output, is placed where it was going"),
     ("no-burn-reshuffle", "house setting", "RRoP Hold'em 4",
                           "flop without a burn, seen turned: back into the stub, reshuffled; burn, new flop"),
+    # chips put out against what was declared (shoe.chips)
+    ("declared-binds", "TDA 40", "RRoP Verbal 1",
+     "a declared bet or call with no chips put out binds: the seat owes the chips"),
+    ("declared-void", "house setting (seed 003)", "house setting (seed 003)",
+     "a declared bet or call with no chips put out is void: the seat acts again"),
+    ("chips-short", "TDA 41", "RRoP Verbal 1",
+     "fewer chips put out than the action takes: the seat completes them"),
+    ("chips-excess-returned", "TDA 41", "RRoP Verbal 1",
+     "more chips put out than the action takes: the action stands, the excess goes back"),
+    ("chips-excess-pot", "house setting (seed 003)", "house setting (seed 003)",
+     "more chips put out than declared: the declaration stands, the excess stays in the pot"),
+    ("chips-excess-noticed", "house setting (seed 003)", "house setting (seed 003)",
+     "more chips put out than declared, the player noticed first: the excess goes back"),
+    ("oversized-call", "TDA 44", "RRoP Oversized chip",
+     "a single oversized chip facing a bet, raise not declared: a call, the change back"),
+    ("oversized-bet", "TDA 44", "RRoP Oversized chip",
+     "a single chip facing no bet, not declared: a bet of the chip's value"),
+    ("multichip-call", "TDA 45", "RRoP Multiple chips",
+     "several chips facing a bet, raise not declared, every chip needed for the call: a call"),
+    ("under-raise-full", "TDA 43-B", "RRoP No-limit 4",
+     "a raise by chips of half the minimum raise or more: made the minimum raise"),
+    ("under-raise-call", "TDA 43-B", "RRoP No-limit 4",
+     "a raise by chips short of half the minimum raise: a call, the excess back"),
+    ("string-call", "TDA 56", "RRoP String raise",
+     "a string bet facing a bet: a call, the later motions' chips back"),
+    ("string-bet", "TDA 56", "RRoP String raise",
+     "a string bet facing no bet: a bet of the first motion's chips"),
 )
 
+
+# the procedures that kill a seat's hand mid-hand (the seat is in their log entry): the betting
+# folds that seat (shoe.bets; the host's payout.replay reads the record's entries the same way)
+KILLS = ("button-dead",)
 
 INDEX = {}
 for _i, _row in enumerate(PROCEDURES):

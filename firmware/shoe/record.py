@@ -3,7 +3,8 @@
 from shoe import cards as C
 from shoe import faults as F
 from shoe.zones import (zone_name, STUB, NOWHERE, OP_MOVE, OP_SHUFFLE, OP_CUT, OP_PROC,
-                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, OP_BET, MIX_MUCK, MIX_BURNS)
+                        OP_ACTION, OP_REMOVE, OP_PICK, OP_FAULT, OP_BET, OP_STACK, MIX_MUCK,
+                        MIX_BURNS)
 from shoe.hand import STATUS_NAMES, ACTIONS
 
 
@@ -44,10 +45,18 @@ def log_entries(hand, start=0):
             if b & 0x80:
                 e["out_of_turn"] = True
         elif op == OP_BET:  # the amount of the action before it: the seat's total this round
-            e = {"total": a | (b << 8) | (c << 16)}
+            e = {"total": a | (b << 8) | (c << 16)}  # (after a procedure: the chips it moved)
             if out and "action" in out[-1]:
                 out[-1].update(e)
                 continue
+            if out and "procedure" in out[-1]:
+                out[-1]["chips"] = e["total"]
+                continue
+            if out and "stack" in out[-1]:
+                out[-1]["stack"] = e["total"]
+                continue
+        elif op == OP_STACK:  # a seat's stack at the start of the hand (the amount follows)
+            e = {"seat": a, "stack": 0}
         elif op == OP_REMOVE:
             e = {"card": C.name(a), "to": "removed"}
         elif op == OP_PICK:

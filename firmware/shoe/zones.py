@@ -27,6 +27,7 @@ OP_STATUS = const(8)    # status number
 OP_FAULT = const(9)     # fault code (shoe.faults), zone the card in flight was going to, retries
 OP_BET = const(10)      # after an action with chips (betting configured): the seat's total for
 #                         the round after it, 24 bits little-endian
+OP_STACK = const(11)    # seat: its stack at the start of the hand, in the OP_BET entry after it
 
 # reshuffle mask bits
 MIX_STUB = const(1)

@@ -17,7 +17,7 @@ W = wire()
 PUBLIC_HANDSHAKE = ("identify", "challenge", "login")  # never sent as ACMD
 
 
-CLI_NAME = {"bet": "action"}  # the protocol's command a user gives with another name
+CLI_NAME = {"bet": "action", "chips": "action"}  # the protocol's command a user gives with another name
 
 
 class ShoeError(UserError):

@@ -153,14 +153,34 @@ def add_command(sub):
             "amount (docs/betting.md)")
     p = sub.add_parser("action", help=text, description=text)
     p.add_argument("seat", type=_seat)
-    p.add_argument("kind", choices=ACTIONS)
+    p.add_argument("kind", choices=ACTIONS + ("chips",),
+                   help="what the seat declared; chips: nothing declared, the chips put out "
+                        "(AMOUNT) make the action (TDA 44, 45, 43-B)")
     p.add_argument("amount", nargs="?", type=_chips,
                    help="chips: the seat's total for the round after a bet, raise, completion "
-                        "or all-in (raise to N); a call's chips")
+                        "or all-in (raise to N); a call's chips; after chips: the chips put out")
     p.add_argument("--out-of-turn", action="store_true",
                    help="the seat acted ahead of the order of play: the house's procedure "
                         "deals with it (TDA 53, Robert's or the home rule; a table that is bet)")
+    p.add_argument("--chips", type=_chips, metavar="N", dest="put",
+                   help="the chips the seat put out with its declaration: fewer are completed, "
+                        "more go back or stay in the pot by the house (TDA 40-41, seed 003)")
+    p.add_argument("--smallest", type=_chips, default=0, metavar="N",
+                   help="the smallest chip among those put out (TDA 45); default the table's")
+    p.add_argument("--one-chip", action="store_true",
+                   help="a single chip was put out (TDA 44: facing a bet, not declared, a call)")
+    p.add_argument("--string", action="store_true",
+                   help="put out in several motions, not declared: a string bet (TDA 56)")
+    p.add_argument("--noticed", action="store_true",
+                   help="the player noticed the excess chips first (seed 003: they go back)")
     p.set_defaults(func=action)
+
+    text = ("every seat's stack at the start of this hand, after `hand` and before `deal` (a "
+            "table that is bet): an action beyond a stack is refused, an all-in is the stack; "
+            "for this hand they replace the configuration's stacks")
+    p = sub.add_parser("stacks", help=text, description=text)
+    p.add_argument("stack", nargs="+", metavar="SEAT=CHIPS", help="e.g. 1=12000 2=8500")
+    p.set_defaults(func=stacks)
 
     p = sub.add_parser("report", help="report an irregularity to the shoe")
     p.add_argument("what", choices=("exposed", "premature", "misdeal"))
@@ -552,17 +572,7 @@ def config(args):
         if len(prof["name"]) > PROFILE_MAX:
             print("note: the shoe keeps the first %d characters of the profile's name: %r" % (
                 PROFILE_MAX, house["_profile"]), file=sys.stderr)
-    text = json.dumps(house, separators=(",", ":"))
-    try:  # in a session's frame (ACMD: counter and tag before the command)
-        fits = len(W.encode_command("config", (game, mask, button, rules, text))) <= \
-            W.MAX_BODY - 4 - W.TAG
-    except W.WireError:
-        fits = False
-    if not fits:
-        raise UserError("config: the house overrides%s take %d bytes as JSON: too many for one "
-                        "frame of the protocol" % (" and the profile's name" if args.profile
-                                                   else "", len(text)),
-                        hint="set fewer overrides: the ones at their rulebook's default can go")
+    text = _fitting_house(house, game, mask, button, rules)
     client = connect(args)
     try:
         client.call("config", game, mask, button, rules, text)
@@ -577,6 +587,61 @@ def config(args):
     print("the next hand is %d: `facedown --port %s deal` starts it" % (st["hand"] + 1,
                                                                          args.port))
     return 0
+
+
+def _fits(game, mask, button, rules, text):
+    try:  # in a session's frame (ACMD: counter and tag before the command)
+        return len(W.encode_command("config", (game, mask, button, rules, text))) <= \
+            W.MAX_BODY - 4 - W.TAG
+    except W.WireError:
+        return False
+
+
+def _fitting_house(house, game, mask, button, rules):
+    """The house JSON for the config command, made to fit its frame (and the journal's 199
+    bytes) when it can without changing what the shoe does: overrides at the rulebook's default
+    go, stacks all alike become one number, and last the profile's name (with a note). Otherwise
+    one line saying what takes the room and what to do."""
+    text = json.dumps(house, separators=(",", ":"))
+    if _fits(game, mask, button, rules, text):
+        return text
+    H = firmware_imports().house
+    try:
+        defaults = H.profile(rules)
+    except ValueError:
+        defaults = {}
+    small = {k: v for k, v in house.items() if k not in defaults or defaults[k] != v}
+    bet = small.get("betting")
+    if isinstance(bet, dict) and isinstance(bet.get("stacks"), dict) and \
+            len(set(bet["stacks"].values())) == 1:
+        small["betting"] = dict(bet, stacks=list(bet["stacks"].values())[0])
+    text = json.dumps(small, separators=(",", ":"))
+    if _fits(game, mask, button, rules, text):
+        return text
+    if "_profile" in small:  # the name only labels the table: the settings matter more
+        nameless = dict((k, v) for k, v in small.items() if k != "_profile")
+        if _fits(game, mask, button, rules, json.dumps(nameless, separators=(",", ":"))):
+            print("note: the shoe does not keep the profile's name %r this time: with it the "
+                  "configuration would not fit one frame" % small["_profile"], file=sys.stderr)
+            return json.dumps(nameless, separators=(",", ":"))
+    sizes = []
+    for key, what in (("betting", "the betting"), ("_profile", "the profile's name")):
+        if key in small:
+            sizes.append("%s %d" % (what, len(json.dumps(small[key], separators=(",", ":")))))
+    n = len([k for k in small if k not in ("betting", "_profile")])
+    if n:
+        sizes.append("%d house override%s %d" % (n, "s" if n > 1 else "", len(json.dumps(
+            {k: v for k, v in small.items() if k not in ("betting", "_profile")},
+            separators=(",", ":")))))
+    stacks = isinstance(bet, dict) and isinstance(bet.get("stacks"), dict)
+    room = W.MAX_BODY - 4 - W.TAG - len(W.encode_command("config", (game, mask, button, rules,
+                                                                    "")))
+    raise UserError(
+        "config: the house settings take %d bytes as JSON (%s), more than the %d one frame of "
+        "the protocol carries here" % (len(text), ", ".join(sizes), room),
+        hint="give each hand's stacks with `facedown stacks SEAT=CHIPS ...` instead of the "
+             "betting's stacks" if stacks else "set fewer house overrides, or a shorter profile "
+             "name")
 
 
 def hand(args):
@@ -614,12 +679,47 @@ def draw(args):
 
 
 def action(args):
+    silent = args.kind == "chips"
+    flags = (1 if silent else 0) | (2 if args.one_chip else 0) | (4 if args.string else 0) | \
+        (8 if args.noticed else 0)
+    if silent and args.put is not None:
+        raise UserError("action SEAT chips N: N is the chips put out; --chips is for a "
+                        "declared action", hint="e.g. facedown action 3 chips 500 --one-chip")
+    if silent and args.amount is None:
+        raise UserError("action SEAT chips needs the chips put out",
+                        hint="e.g. facedown action 3 chips 1300 --smallest 100")
+    if (flags or args.smallest) and not silent and args.put is None:
+        raise UserError("--smallest, --one-chip, --string and --noticed describe the chips put "
+                        "out: give them with --chips N (or report an action without a declaration as "
+                        "`action SEAT chips N`)")
+    if silent or args.put is not None:
+        put = args.amount if silent else args.put
+        kind = 0 if silent else ACTIONS.index(args.kind)
+        amount = W.NO_AMOUNT if silent or args.amount is None else args.amount
+        return run_shoe(args, lambda c: c.call(
+            "chips", args.seat, kind | (0x80 if args.out_of_turn else 0), amount, put,
+            args.smallest, flags))
     kind = ACTIONS.index(args.kind)
     if args.amount is None and not args.out_of_turn:
         return run_shoe(args, lambda c: c.call("action", args.seat, kind))
     return run_shoe(args, lambda c: c.call(
         "bet", args.seat, kind | (0x80 if args.out_of_turn else 0),
         W.NO_AMOUNT if args.amount is None else args.amount))
+
+
+def stacks(args):
+    given = {}
+    for item in args.stack:
+        seat, _, chips = item.partition("=")
+        try:
+            s, n = _seat(seat), _chips(chips)
+        except argparse.ArgumentTypeError as e:
+            raise UserError("stacks %s: %s" % (item, e), hint="e.g. facedown stacks 1=12000 "
+                            "2=8500 (every seat dealt in)")
+        if s in given:
+            raise UserError("stacks: seat %d given twice" % s)
+        given[s] = n
+    return run_shoe(args, lambda c: c.call("stacks", W.pack_stacks(given)))
 
 
 def report(args):
@@ -655,6 +755,8 @@ def describe(entry, hand, rules):
     if op == z.OP_ACTION:
         return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
                                  " (out of turn)" if b & 0x80 else "")
+    if op == z.OP_STACK:
+        return "seat %d's stack at the start of the hand:" % a
     if op == z.OP_BET:
         return "  ... to %d" % (a | b << 8 | c << 16)
     if op == z.OP_REMOVE:
@@ -670,6 +772,10 @@ def describe(entry, hand, rules):
         return "FAULT %s%s: the shoe stopped; %s" % (F.kind(a), view.fault_where(e),
                                                     F.advice(a))
     return "event %r" % (bytes(entry),)
+
+
+BETTING_OPS = (firmware_imports().zones.OP_ACTION, firmware_imports().zones.OP_BET,
+               firmware_imports().zones.OP_STACK, firmware_imports().zones.OP_STATUS)
 
 
 def watch(args):
@@ -688,6 +794,7 @@ def watch(args):
         if cfg:
             state["rules"] = cfg["rules"]
         table = st.get("table")
+        state["betting"] = (table or {}).get("betting")  # a table that is bet: pot and turn
         # without a table session the down cards are hidden: the table is read again after
         # each event instead of followed card by card
         state["blind"] = not getattr(client, "sees_down_cards", client.session is not None)
@@ -698,6 +805,9 @@ def watch(args):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
         if entry[0] == fw.zones.OP_FAULT:
             state["fault"] = True  # the shoe's own words for it are read below (status)
+        if entry[0] in BETTING_OPS and state.get("betting", True) is not None:
+            state["bets"] = True  # the pot and the turn are read below (status); events that
+            # come with the connection, before the table is first read, count too
         if state["screen"] is None:
             print(line, flush=True)
             return
@@ -708,14 +818,19 @@ def watch(args):
         m = state["mirror"]
         if m is not None:
             m.apply(entry)
-            state["screen"].show(view.render(m.record(), title=line), highlight=True)
+            state["screen"].show(view.render(with_bets(m.record()), title=line), highlight=True)
+
+    def with_bets(rec):
+        if state.get("betting") is not None:
+            rec["betting"] = state["betting"]
+        return rec
 
     client = connect(args, backlog=args.backlog, on_event=on_event)
     fresh(client)
     if not args.lines and sys.stdout.isatty():
         state["screen"] = Screen()
         if state["mirror"] is not None:
-            state["screen"].show(view.render(state["mirror"].record(),
+            state["screen"].show(view.render(with_bets(state["mirror"].record()),
                                              title="hand %d" % state["hand"]), highlight=True)
     end = time.monotonic() + args.seconds if args.seconds else None
     try:
@@ -726,6 +841,15 @@ def watch(args):
                 if state["screen"] is not None and state["blind"] and state["table"]:
                     state["screen"].show(view.render(state["table"], title=state["last"]),
                                          highlight=True)
+            if state.pop("bets", False):  # the shoe's betting after an action: pot and turn
+                bets = (client.status().get("table") or {}).get("betting")
+                if bets is not None:
+                    state["betting"] = bets
+                    if state["screen"] is None:
+                        print("        betting  %s" % view.betting_line(bets), flush=True)
+                    elif state["mirror"] is not None:
+                        state["screen"].show(view.render(with_bets(state["mirror"].record()),
+                                                         title=state["last"]), highlight=True)
             if state.pop("fault", False):
                 fault = client.status().get("fault")
                 if fault:

@@ -72,10 +72,13 @@ class Mirror:
         elif op == zn.OP_FAULT:
             if b != zn.NOWHERE and not self._zone(b):
                 return "a fault for zone %d" % b
-        elif op == zn.OP_BET:  # the amount of the action just before it, never alone
+        elif op == zn.OP_BET:  # the amount of the action (or chips procedure) just before it
             log = self.z.log
-            if len(log) < 4 or log[-4] != zn.OP_ACTION:
+            if len(log) < 4 or log[-4] not in (zn.OP_ACTION, zn.OP_PROC, zn.OP_STACK):
                 return "a bet amount after no action"
+        elif op == zn.OP_STACK:
+            if a not in self.z.seats:
+                return "a stack for seat %d" % a
         elif op != zn.OP_SHUFFLE and op != zn.OP_CUT:
             return "unknown event op %d" % op
         return None

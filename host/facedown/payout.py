@@ -60,9 +60,11 @@ class _RecordHand:
         return 8  # a round begins at the first action after its cards (shoe.bets._sync)
 
 
-def replay(record, config):
+def replay(record, config, trace=None):
     """The firmware's betting engine, played through the record's actions: a shoe.betting
-    Betting as it stood at the end of the hand (None when the table was not bet)."""
+    Betting as it stood at the end of the hand (None when the table was not bet). trace, a
+    list: (record log index, engine entry) appended for every entry the engine logged at that
+    record entry (an action out of turn is applied at the entry where its turn came)."""
     raw = (config.get("house") or {}).get("betting")
     if raw is None:
         return None
@@ -71,11 +73,22 @@ def replay(record, config):
     Bets, WITH_TO = bets_module.Bets, bets_module.WITH_TO
     ShoeError = firmware.load("shoe.errors").ShoeError
 
+    kills = firmware.load("shoe.procedures").KILLS
     h = _RecordHand(record, config)
     try:
         bets = h.bets = Bets(h, raw, replaying=True)
-        for e in record.get("log") or []:
-            if "action" in e:
+        stacks = {e["seat"]: e["stack"] for e in record.get("log") or [] if "stack" in e}
+        if stacks:  # given for this hand over the wire (the stacks command)
+            bets.set_stacks(stacks, False)
+        for i, e in enumerate(record.get("log") or []):
+            seen = len(bets.b.log) if bets.b is not None else 0
+            if e.get("procedure") in kills and e.get("seat"):
+                bets.kill(e["seat"])  # a dealing procedure killed the hand: folded
+            elif "procedure" in e and "chips" in e:  # chips over a declaration, to the pot
+                bets.b.to_pot(e["seat"], e["chips"])
+            elif "action" in e and e["seat"] in bets.dead:
+                continue  # the action that found its hand dead is no action in the betting
+            elif "action" in e:
                 bets._sync()
                 kind = e["action"]
                 amount = e.get("total") if kind in WITH_TO else None
@@ -83,6 +96,8 @@ def replay(record, config):
                     bets.b.out_of_turn(e["seat"], kind, amount)
                 else:
                     bets.b.act(e["seat"], kind, amount)
+            if trace is not None and bets.b is not None:
+                trace.extend((i, entry) for entry in bets.b.log[seen:])
     except ShoeError as e:
         raise UserError("the record's bets do not play back: %s" % e.message)
     del fw

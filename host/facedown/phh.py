@@ -76,6 +76,7 @@ DEFAULTS = {
 
 _REQUIRED = HandHistory.required_field_names
 _REOPENING = ("bet", "raise", "allin")
+_ENGINE_ACTIONS = ("fold", "check", "call", "bet", "raise", "complete", "allin")  # applied
 
 
 def _options(record, game, defaults):
@@ -213,8 +214,9 @@ class _Table:
         self.acts = self._actions()
 
     def _actions(self):
-        acts = []
-        for i, e in enumerate(self.log):
+        engine = self._bet_actions()
+        acts = engine if engine is not None else []
+        for i, e in enumerate(self.log if engine is None else ()):
             if "action" in e and e.get("seat") in self.p:
                 acts.append(_Act(i, e["seat"], e["action"], self.phase_at[i],
                                  total=e.get("total")))
@@ -226,6 +228,24 @@ class _Table:
         for a in acts:
             by_street[min(a.street, self.last)].append(a)
         return by_street
+
+    def _bet_actions(self):
+        """A table that was bet with an action out of turn: the actions as the shoe's engine
+        applied them (shoe.betting), each at the record entry where its seat's turn came; an
+        action out of turn taken back (TDA 53: the action to it changed) is none. None
+        otherwise (the log's actions as they are)."""
+        config = self.record.get("config") or {}
+        if not (config.get("house") or {}).get("betting") or \
+                not [e for e in self.log if e.get("out_of_turn")]:
+            return None
+        from .payout import replay
+
+        trace = []
+        replay(self.record, config, trace)
+        return [_Act(i, s, kind, self.phase_at[i], total=to if kind not in ("fold", "check")
+                     else None)
+                for i, (_round, s, kind, to, _added) in trace
+                if kind in _ENGINE_ACTIONS and s in self.p]
 
     def _why(self, index, seat):
         for e in reversed(self.log[max(0, index - 4):index]):

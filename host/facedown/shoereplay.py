@@ -71,11 +71,16 @@ class Run:
             c.call("draw", W.pack_discards(sorted(chosen.items())))
         elif do == "action":
             kind = scenario_module().ACTIONS.index(step[2])
-            if step[3] is None and not step[4]:
+            if step[5] is not None:  # the chips put out: the chips command
+                c.call("chips", step[1], kind | (0x80 if step[4] else 0),
+                       W.NO_AMOUNT if step[3] is None else step[3], *step[5])
+            elif step[3] is None and not step[4]:
                 c.call("action", step[1], kind)
             else:  # an amount, or out of turn: a table that is bet
                 c.call("bet", step[1], kind | (0x80 if step[4] else 0),
                        W.NO_AMOUNT if step[3] is None else step[3])
+        elif do == "stacks":
+            c.call("stacks", W.pack_stacks(step[1]))
         elif do == "expose":
             c.call("report", REPORT[do], step[1], step[2])
         elif do in ("premature", "misdeal"):
