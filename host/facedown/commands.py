@@ -11,6 +11,7 @@ from . import view
 from .client import Client, LinkDown, ShoeError
 from .engine import firmware_imports, wire
 from .errors import UserError
+from .events import decode, describe
 
 W = wire()
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
@@ -636,42 +637,6 @@ def report(args):
     return run_shoe(args, lambda c: c.call("report", what, args.seat, args.card))
 
 
-def describe(entry, hand, rules):
-    """One event as a line of text."""
-    fw = firmware_imports()
-    op, a, b, c = entry[0], entry[1], entry[2], entry[3]
-    z = fw.zones
-    if op == z.OP_MOVE:
-        src = "" if b == z.STUB else " from %s" % z.zone_name(b)
-        return "%s%s -> %s%s" % ("??" if a == W.HIDDEN else fw.cards.name(a), src, z.zone_name(c & 0x7F),
-                                 " (face up)" if c & 0x80 else "")
-    if op == z.OP_SHUFFLE:
-        return "face-down reshuffle of %d cards" % b
-    if op == z.OP_CUT:
-        return "cut"
-    if op == z.OP_PROC:
-        return "PROCEDURE %s %s%s: %s" % (fw.procedures.rule(a, rules), fw.procedures.pid(a),
-                                         " (seat %d)" % b if b else "", fw.procedures.text(a))
-    if op == z.OP_ACTION:
-        return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
-                                 " (out of turn)" if b & 0x80 else "")
-    if op == z.OP_BET:
-        return "  ... to %d" % (a | b << 8 | c << 16)
-    if op == z.OP_REMOVE:
-        return "%s removed from play" % fw.cards.name(a)
-    if op == z.OP_PICK:
-        return "random pick among %d cards" % b
-    if op == z.OP_STATUS:
-        return "hand %d is %s" % (hand, ("dealing", "complete", "MISDEAL", "VOID")[a])
-    if op == z.OP_FAULT:
-        F = firmware_imports().faults
-
-        e = {"dest": z.zone_name(b) if b != z.NOWHERE else None, "retries": c}
-        return "FAULT %s%s: the shoe stopped; %s" % (F.kind(a), view.fault_where(e),
-                                                    F.advice(a))
-    return "event %r" % (bytes(entry),)
-
-
 def watch(args):
     """The live table: redrawn as each event arrives (on a terminal), or one line per event
     (--lines, or when the output is not a terminal)."""
@@ -679,7 +644,6 @@ def watch(args):
     from .mirror import Mirror
 
     state = {"rules": "tda2024", "mirror": None, "hand": None, "last": "", "screen": None}
-    fw = firmware_imports()
 
     def fresh(client):
         st = client.status()
@@ -696,7 +660,7 @@ def watch(args):
 
     def on_event(number, hand, entry):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
-        if entry[0] == fw.zones.OP_FAULT:
+        if decode(entry)[0] == "fault":
             state["fault"] = True  # the shoe's own words for it are read below (status)
         if state["screen"] is None:
             print(line, flush=True)
