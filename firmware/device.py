@@ -4,7 +4,8 @@
 # journal before its reply or its events leave the device, and before the next card moves.
 # By job: this file dispatches; events.py numbers and keeps the events until acknowledged;
 # play.py holds the hand's commands; rare.py the rest (maintenance, configuration, the
-# simulator's, the power-up), imported when one comes and let go after.
+# simulator's, the power-up) and history.py the history command, imported when one comes and
+# let go after.
 import json
 
 import wire
@@ -100,7 +101,7 @@ class Device(Events, Play):
         self.journal = Journal(flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
-        _rare(self, "restore")  # the power-up (rare.py)
+        _on_demand(self, "restore")  # the power-up (rare.py)
 
     def run(self, seq, body, ftype=wire.CMD):
         """One CMD (or ACMD) frame's body -> its REPLY body. A retried seq gets the reply it had
@@ -330,7 +331,7 @@ class Device(Events, Play):
             if self.hand is None or self.hand.interrupted is None:
                 self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
-            out = fn(*args) if fn is not None else _rare(self, name, args)
+            out = fn(*args) if fn is not None else _on_demand(self, name, args)
             if deals:
                 self._invariants(name)
         except ShoeError as e:
@@ -438,15 +439,22 @@ class Device(Events, Play):
         return None  # the link answers identify itself (its reply is preformatted)
 
 
-def _rare(dev, name, args=()):
-    """A handler in rare.py: the module is imported for the call and let go after it (a Pico
-    holds a module's bytecode in its heap), so a hand never pays for it."""
-    import rare
-
+def _on_demand(dev, name, args=()):
+    """A handler not resident: a module of its own name (_OWN_MODULE), else rare.py's function
+    of that name. The module is imported for the call and let go after it (a Pico holds a
+    module's bytecode in its heap), so a hand never pays for it."""
+    module = name if name in _OWN_MODULE else "rare"
+    mod = __import__(module)
     try:
-        return getattr(rare, name)(dev, *args)
+        fn = getattr(mod, name, None)
+        if fn is None:
+            raise CommandError(wire.UNKNOWN_COMMAND, "%s: no handler on this shoe" % name)
+        return fn(dev, *args)
     finally:
-        release("rare")
+        release(module)
+
+
+_OWN_MODULE = ("history",)  # commands with a module of their own (history.py)
 
 
 def _flags(body):

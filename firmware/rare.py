@@ -1,12 +1,12 @@
 # The device's rare paths: the commands no hand runs (config, audit, telemetry, raw,
 # maintenance, resume, recover, history, the simulator's sim_fault and sim_deck) and the
 # power-up restore; a command whose handler is not a cmd_<name> of the device (play.py) is
-# here, as a function of the same name taking the device. device.py imports this module when
+# here, as a function of the same name taking the device (history has a module of its own,
+# history.py, the smaller to load between hands). device.py imports this module when
 # one comes and lets it go after (shoe.compat.release): on a Pico a module's bytecode and
 # strings sit in the heap for as long as it is imported (docs/deploy.md, "The memory budget").
 # Nothing made here may keep a reference to this module's functions or classes (it would keep
-# the module in the heap), but for history's cached list of hands (_HandList), which the next
-# hand drops (play.py, cmd_hand).
+# the module in the heap).
 
 import json
 
@@ -297,59 +297,3 @@ def recover(dev, card):
 
 def _deliver(dev, cards):
     deliver(dev.mech, dev.hand, cards)
-
-
-def history(dev, number, offset):
-    """A stored hand (or, for hand 0, the list of stored hands), read back from the journal
-    one hand at a time and served in chunks."""
-    cache = dev.histories
-    if cache is None or cache[0] != dev.journal.writes or cache[1] != number:
-        dev.histories = cache = None  # (the heap holds one document at a time)
-        if number == 0:
-            numbers, problems = dev.journal.scan(0)
-            doc = _HandList(len(problems) + len(dev.journal.problems), numbers)
-        else:
-            h, _ = dev.journal.scan(number)
-            if h is None:
-                raise CommandError(wire.BAD_ARGUMENT, "hand %d is not in the journal" %
-                                   number)
-            doc = _history_doc(h)
-        cache = dev.histories = (dev.journal.writes, number, doc)
-    doc = cache[2]
-    if not isinstance(doc, bytearray):  # (a _HandList of an earlier import of this module)
-        return (len(doc), doc.chunk(offset, 180))
-    return (len(doc), bytes(doc[offset:offset + 180]))
-
-
-class _HandList:
-    """history 0's document (the damaged areas, u16, then the stored hands' numbers, u16 each)
-    served from the journal's runs of numbers, with no copy: a full journal of short hands holds
-    1,500 of them, and after a power cut the unix port's heap had no 3 KB block for the copy."""
-
-    def __init__(self, bad, numbers):
-        self.bad = bad
-        self.numbers = numbers
-
-    def __len__(self):
-        return 2 + 2 * len(self.numbers)
-
-    def chunk(self, offset, n):
-        out = bytearray()
-        for i in range(offset, min(offset + n, len(self))):
-            v = self.bad if i < 2 else self.numbers[(i - 2) >> 1]
-            out.append((v >> 8) & 0xFF if i & 1 else v & 0xFF)
-        return bytes(out)
-
-
-def _history_doc(h):
-    head = h["head"]
-    flags = (1 if h["hash"] is not None else 0) | (2 if h["damaged"] else 0)
-    first = h["first_event"]
-    doc = bytearray((h["hand"] & 0xFF, h["hand"] >> 8, first & 0xFF, (first >> 8) & 0xFF,
-                     (first >> 16) & 0xFF, first >> 24, flags))
-    doc += h.get("prev") or bytes(32)
-    doc += h["hash"] or bytes(32)
-    doc.append(len(head))
-    doc += head
-    doc += h["entries"]
-    return doc

@@ -11,6 +11,7 @@ module("events.py")  # the events kept until acknowledged
 module("play.py")  # the hand's commands
 module("version.py")  # the release's version (identify)
 module("rare.py")  # the device's rare paths, imported on demand
+module("history.py")  # the history command, imported on demand
 module("link.py")
 module("session.py")
 module("integrity.py")

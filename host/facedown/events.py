@@ -15,6 +15,17 @@ def decode(entry):
     return W.event_fields(entry)
 
 
+def mask(entry):
+    """An event entry as the shoe sends it to anyone without a table session (events.py's
+    _mask_events on the shoe): a card going face down anywhere but the board becomes
+    HIDDEN."""
+    z = firmware_imports().zones
+    kind, f = decode(entry)
+    if kind == "move" and not f["dst"] & 0x80 and f["dst"] != z.BOARD:
+        return bytes((entry[0], W.HIDDEN, f["src"], f["dst"]))
+    return bytes(entry)
+
+
 def describe(entry, hand, rules):
     """One event as a line of text."""
     fw = firmware_imports()

@@ -403,7 +403,7 @@ class HandSink:
         pass
 
     def offer(self, number, hand, entry, t):
-        from .serve import mask
+        from .events import mask
 
         fw = firmware_imports()
         op = entry[0]
