@@ -1,41 +1,36 @@
-# The shoe as the host sees it: configuration, the current hand, the command handlers, and the
-# numbered events (the engine's log entries) kept until the host acknowledges them.
-# Every state change is committed to the flash journal before the reply or its events leave the
-# device, and before the next card moves.
+# The shoe as the host sees it: the dispatch of each command by its row of the protocol's command
+# table (wire.COMMANDS: the role it needs, what its flags say), the reply cache, the checks (a
+# session's role, a latched fault, a stopping fault), the commit of each command to the flash
+# journal before its reply or its events leave the device, and before the next card moves.
+# By job: this file dispatches; events.py numbers and keeps the events until acknowledged;
+# play.py holds the hand's commands; rare.py the rest (maintenance, configuration, the
+# simulator's, the power-up) and history.py the history command, imported when one comes and
+# let go after.
 import json
 
 import wire
 from audit import Audit
-from journal import Journal, config_json
+from events import Events
+from journal import Journal
+from play import Play, CommandError, HELD_HANDS, _ends_hand, _entropy_error, _entropy_text, \
+    _entropy_why, _logged  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
 from recorder import Recorder
 from shoe import cards as C
 from shoe import games as G
-from shoe import house as H
 from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
 from shoe.compat import release
 from shoe.faults import MechanismFault
-from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
-from shoe.record import record
+from shoe.hand import DEALING
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
 from version import VERSION as FIRMWARE_VERSION  # the one version (firmware/version.py)
 
-HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
-
-
-class CommandError(Exception):
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 _CHECK = object()
-_OUT = {FOLDED: "folded", DEAD: "dead"}  # status_json's "out": a seat that is not live
+_LATCH_KEY = "latched"
 
 
-class Device:
+class Device(Events, Play):
     def __init__(self, hal, boot=_CHECK):
         """boot: the firmware check's answer (integrity.boot: why the shoe locks, what was
         deployed), when main.py ran it first; by default the device runs it."""
@@ -50,25 +45,12 @@ class Device:
         self.sim_order = None
         self.sim_seed = None
         self.status_cache = None
-        self.handlers = {
-            "status": self.cmd_status, "deal": self.cmd_deal,
-            "street": self.cmd_street, "draw": self.cmd_draw, "action": self.cmd_action,
-            "bet": self.cmd_bet, "chips": self.cmd_chips, "stacks": self.cmd_stacks,
-            "report": self.cmd_report, "end": self.cmd_end, "hand": self.cmd_hand,
-            "ping": self.cmd_ping,
-        }
-        for name in _RARE:  # in rare.py, imported when one comes
-            self.handlers[name] = _Rare(self, name)
         self.replies = []       # [(seq, reply body)], the last REPLY_CACHE
         self.zero = None        # (session, counter, reply) of the last SEQ 0 ACMD: its resend
         self.resend_from = 0    # set by resume: the link retransmits from here
-        self.handlers["history"] = self.cmd_history
         self.histories = None   # (journal writes, hands) read for history requests
         self.recovery = None    # set when a card's fate after a power cut needs the operator
         self.maintenance = False  # set by maintenance: the link hands the line to the REPL
-        self.handlers["challenge"] = self.cmd_challenge
-        self.handlers["login"] = self.cmd_login
-        self.handlers["logout"] = self.cmd_logout
         self.role = wire.ROLE_PUBLIC  # the role of the command being run
         self.local_actor = None  # "panel" while the front panel's command runs (local)
         self.shown = None  # the status LED's state, as last shown (indicate)
@@ -119,9 +101,7 @@ class Device:
         self.journal = Journal(flash)
         self.rec = Recorder(self.journal)
         self.mech.before = self._before_feed
-        _Rare(self, "restore")()  # the power-up (rare.py)
-
-    # ------------------------------------------------------------------ commands
+        _on_demand(self, "restore")  # the power-up (rare.py)
 
     def run(self, seq, body, ftype=wire.CMD):
         """One CMD (or ACMD) frame's body -> its REPLY body. A retried seq gets the reply it had
@@ -150,7 +130,8 @@ class Device:
                 self.sessions.accept(counter)
                 self.role = self.sessions.role
             cid, args = wire.decode_command(body)
-            reply = wire.encode_reply_ok(wire.COMMAND_REPLY[cid], self.execute(cid, args))
+            reply = wire.encode_reply_ok(wire.COMMANDS[cid - 1][wire.C_REPLY],
+                                         self.execute(cid, args))
         except wire.WireError as e:
             reply = wire.encode_reply_error(e.code, str(e))
         except (CommandError, AuthError) as e:
@@ -160,8 +141,9 @@ class Device:
         self.role = wire.ROLE_PUBLIC
         # read-only commands write nothing (no flash wear for a ping); nor does arming a
         # simulated fault, which changes only the mechanism
-        quiet = len(body) and (body[0] in _READ_ONLY or (
-            body[0] == _SIM_FAULT and self.hand is not None and not self.rec.dirty(self.hand)))
+        flags = _flags(body)
+        quiet = flags & wire.READ_ONLY or (
+            flags & wire.SIM_ONLY and self.hand is not None and not self.rec.dirty(self.hand))
         if self.hand is not None and not quiet:
             # what the command did, and its reply, reach the flash before the reply leaves
             if not self._commit(reply=(seq, reply, authed) if seq else None):
@@ -179,7 +161,7 @@ class Device:
         changed the hand latches the shoe (Klipper's shutdown; 25 CFR 547.10: no play while a
         fault that may affect the outcome is present); a read-only one changed nothing."""
         self.hal.log("command failed: %r" % (e,))
-        if len(body) and body[0] in _READ_ONLY:
+        if _flags(body) & wire.READ_ONLY:
             return wire.encode_reply_error(wire.FAULT, "internal fault: %r" % (e,))
         self._latch("internal fault: %r" % (e,))
         return wire.encode_reply_error(wire.FAULT, self._latch_text())
@@ -215,11 +197,11 @@ class Device:
         return "fault latched (%s): nothing is dealt until the floor ends the hand (end or " \
                "report misdeal from a maintenance session, or the floor key)" % self.latched
 
-    def _latch_check(self, name, args):
+    def _latch_check(self, name, flags, args):
         """What a latched shoe refuses: every dealing command; and ending the hand (end, a
         misdeal) to anyone but the floor."""
         ending = _ends_hand(name, args)
-        if name not in _LATCH_REFUSES and not ending:
+        if not flags & wire.PLAY:
             return False
         if not ending:
             raise CommandError(wire.FAULT, self._latch_text())
@@ -244,7 +226,7 @@ class Device:
         self.local_actor = actor
         code, message = wire.OK, ""
         try:
-            self.execute(wire.COMMAND_IDS[name], args)
+            self.execute(wire.command_id(name), args)
         except (CommandError, AuthError) as e:
             code, message = e.code, e.message
         except Exception as e:  # a fault in the shoe itself: latched as from the wire
@@ -263,7 +245,7 @@ class Device:
         locked: the table role's checks), as a CommandError; None if it would not."""
         self.role = wire.ROLE_TABLE
         try:
-            self._allowed(wire.COMMAND_IDS[name], name)
+            self._allowed(wire.command(wire.command_id(name)))
         except CommandError as e:
             return e
         finally:
@@ -326,28 +308,32 @@ class Device:
 
     def execute(self, cid, args):
         """Run one decoded command; returns its reply values. Raises CommandError."""
-        name = wire.COMMAND_NAMES[cid]
-        fn = self.handlers.get(name)
-        if fn is None:
-            raise CommandError(wire.UNKNOWN_COMMAND, "unknown command %s" % name)
+        row = wire.command(cid)
+        if row is None:
+            raise CommandError(wire.UNKNOWN_COMMAND, "unknown command %d" % cid)
+        name = row[wire.C_NAME]
+        flags = row[wire.C_FLAGS]
+        # the handler: the device's cmd_<name> (here, play.py), else rare.py's <name>
+        fn = getattr(self, "cmd_" + name, None)
         if self.maintenance and name != "maintenance":
             raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
-        self._allowed(cid, name)
-        clears = self.latched is not None and self._latch_check(name, args)
+        self._allowed(row)
+        clears = self.latched is not None and self._latch_check(name, flags, args)
         if clears and name == "end" and (self.hand is None or self.hand.status != DEALING):
             self._unlatch()  # no hand in progress: ending it is the floor's clearing alone
             return ()
-        if name in _SIM_COMMANDS:
+        deals = flags & wire.DEALS
+        if flags & wire.SIM_ONLY:
             self._sim()
-        elif name in _DEALING:
+        elif deals:
             if self.recovery is not None:
                 raise CommandError(wire.WRONG_STATE, "recovery: " + self.recovery)
             self._entropy_check(name, args)
             if self.hand is None or self.hand.interrupted is None:
                 self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
-            out = fn(*args)
-            if name in _DEALING:
+            out = fn(*args) if fn is not None else _on_demand(self, name, args)
+            if deals:
                 self._invariants(name)
         except ShoeError as e:
             raise CommandError(wire.BAD_ARGUMENT if e.code == E_ARG else wire.WRONG_STATE,
@@ -360,12 +346,12 @@ class Device:
                 raise  # (run answers it as an internal fault)
             self.hal.log("random source: %s" % e)
             h = self.hand
-            if name in _DEALING and h is not None and h.status == DEALING:
+            if deals and h is not None and h.status == DEALING:
                 h.note_fault(F.ENTROPY_CODE)
             raise self._stopped(name, F.ENTROPY, _entropy_text(self.entropy))
         finally:
             self.collect()
-        if name in _DEALING and self.mech.feeds:
+        if deals and self.mech.feeds:
             self.fault = None  # a card came out: the fault was cleared
         if clears:
             self._unlatch()
@@ -389,10 +375,12 @@ class Device:
                 got, want, name))
             raise CommandError(wire.FAULT, self._latch_text())
 
-    def _allowed(self, cid, name):
-        """The role check: the command's least role against the session's; a shoe without a
-        key (installation) or locked by its firmware check runs no hand."""
-        need = wire.COMMAND_ROLE[cid]
+    def _allowed(self, row):
+        """The role check: the command's least role (its row of wire.COMMANDS) against the
+        session's; a shoe without a key (installation) or locked by its firmware check runs no
+        hand."""
+        name = row[wire.C_NAME]
+        need = row[wire.C_ROLE]
         if need == wire.ROLE_PUBLIC:
             return
         if not self.sessions.provisioned():
@@ -451,436 +439,26 @@ class Device:
     def cmd_identify(self, offset):
         return None  # the link answers identify itself (its reply is preformatted)
 
-    def cmd_ping(self, token):
-        return (token,)
 
-    def profile(self):
-        """The name of the house profile the table was configured from, or None."""
-        return self.config[5] if self.config is not None and len(self.config) > 5 else None
-
-    def cmd_hand(self, button, ending=False):
-        """Start the next hand: shuffle (or the simulator's stacked deck), set the button.
-        ending (the panel's DEAL, never from the wire): the hand in progress ends, once the
-        new one is made (a hand refused leaves it as it was)."""
-        if self.config is None:
-            raise CommandError(wire.WRONG_STATE, "not configured: send config first")
-        h = self.hand
-        if h is not None and h.status == DEALING and h.z.log and not ending:
-            raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
-        if len(self.held) >= HELD_HANDS:
-            raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
-        game, seats, old, rules, house = self.config[:5]
-        kind = G.GAMES[game][0]
-        if button:
-            if not (G.SEAT_MIN <= button <= G.SEAT_MAX):
-                raise CommandError(wire.BAD_ARGUMENT, "button must be a seat 1..10")
-        elif kind == G.STUD:
-            button = None
-        elif old:
-            # the configured button for the first hand; an exact re-deal keeps it after a
-            # misdeal (TDA 35-C); otherwise it moves to the next occupied seat
-            button = old if h is None or h.status == MISDEAL else _next_seat(seats, old)
-        else:
-            button = seats[-1]
-        if self.entropy is not None:
-            raise _entropy_error(self.entropy)
-        try:
-            rng = self.hal.rng(self.sim_seed)
-        except Exception as e:
-            if _entropy_why(e) is not None:
-                raise  # a failing entropy source stops dealing, never degrades (execute says so)
-            raise CommandError(wire.FAULT, "the random source failed: %s" % (e,))
-        order = self.sim_order if self.sim_order is not None else self.hal.deck
-        if order is None:  # two decks: the next one lies shuffled already (SHUFFLER.md)
-            order = self.mech.next_deck()
-        hand = Hand(game, seats, button, rules, house, rng, self.mech, order)
-        if H.BETTING in house:  # the table is bet: the engine loads now (docs/betting.md)
-            from shoe.bets import Bets
-
-            hand.bets = Bets(hand, house[H.BETTING])
-        self.mech.gather(C.deck(hand.deck_kind), rng)  # the other deck loads while this is dealt
-        # (a stacked deck the game refuses leaves all as it was) every card is gathered for the
-        # shuffle: none waits outside, nothing to recover
-        self.mech.delivered = []
-        self.recovery = None
-        self.sim_order = None
-        self.sim_seed = None
-        self.config[2] = hand.button
-        if self.hand is not None and self.hand.status == DEALING:
-            self.hand.end()
-            self.collect()
-            self.rec.commit(self.hand)
-        self.hand = hand
-        self.hand_no = self.hand_no % 0xFFFF + 1
-        self.hal.store.write("counters", json.dumps(self.counts))  # once a hand: little wear
-        self.logged = 0
-        self.rec.begin(hand, self.hand_no, config_json(game, seats, hand.button, rules, house,
-                                                       self.profile()))
-        return ()
-
-    def _hand(self):
-        if self.hand is None:
-            raise CommandError(wire.WRONG_STATE, "no hand: send hand to start one")
-        return self.hand
-
-    def cmd_deal(self, count):
-        self._hand().deal(count or None)
-        return ()
-
-    def cmd_street(self):
-        self._hand().street()
-        return ()
-
-    def cmd_draw(self, data):
-        discards = {}
-        for seat, codes in wire.unpack_discards(data):
-            if seat in discards:
-                raise CommandError(wire.BAD_ARGUMENT, "seat %d listed twice" % seat)
-            for c in codes:
-                if c >= C.NCODES:  # (a byte from the wire: the engine indexes by card code)
-                    raise CommandError(wire.BAD_ARGUMENT, "unknown card code %d" % c)
-            discards[seat] = codes
-        self._hand().draw(discards)
-        return ()
-
-    def cmd_action(self, seat, kind):
-        if kind >= len(ACTIONS):
-            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        self._hand().action(seat, ACTIONS[kind])
-        return ()
-
-    def cmd_bet(self, seat, kind, amount):
-        """An action with its amount (the table's betting checks it)."""
-        h = self._hand()
-        if h.bets is None:
-            raise CommandError(wire.WRONG_STATE, "this table is not bet: configure its betting "
-                               "(config's betting) or report actions without amounts")
-        if kind & 0x7F >= len(ACTIONS):
-            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        h.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else amount,
-                 bool(kind & 0x80))
-        return ()
-
-    def cmd_chips(self, seat, kind, amount, put, smallest, flags):
-        """An action with the chips the seat put out (shoe.chips makes the action of them)."""
-        if self._hand().bets is None:
-            return self.cmd_bet(seat, kind, amount)  # (the same refusal)
-        if kind & 0x7F >= len(ACTIONS):
-            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        self.hand.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else
-                         amount, bool(kind & 0x80), (put, smallest, flags))
-        return ()
-
-    def cmd_stacks(self, data):
-        """Every seat's stack at the start of this hand (before its first card)."""
-        h = self._hand()
-        if h.bets is None:
-            return self.cmd_bet(0, 0, 0)  # (the same refusal: this table is not bet)
-        try:
-            stacks = wire.unpack_stacks(data)
-        except wire.WireError as e:
-            raise CommandError(wire.BAD_ARGUMENT, str(e))
-        h.bets.set_stacks(stacks)
-        return ()
-
-    def cmd_report(self, what, seat, index):
-        h = self._hand()
-        if what == 1:
-            h.expose(seat, index)
-        elif what == 2:
-            h.premature()
-        elif what == 3:
-            h.misdeal()
-        else:
-            raise CommandError(wire.BAD_ARGUMENT, "report: what is 1 exposed, 2 premature, "
-                                                  "3 misdeal, not %d" % what)
-        return ()
-
-    def cmd_end(self):
-        self._hand().end()
-        return ()
-
-    def cmd_status(self, offset):
-        """The table (as the hand record without its log) in chunks; offset 0 takes a new one."""
-        see = self.role >= wire.ROLE_TABLE
-        if offset == 0 or self.status_cache is None or self.status_cache[0] != see:
-            self.status_cache = (see, self.status_json(see))
-        doc = self.status_cache[1]
-        return (self.hand_no, self.event_next, doc[offset:offset + 160])
-
-    def status_json(self, see=True):
-        """The table as JSON; without see (no table session) the down cards are "??"."""
-        out = {"hand": self.hand_no, "configured": self.config is not None,
-               "events": self.event_next, "fault": self.fault, "latched": self.latched,
-               "recovered": self.mech.recovered, "locked": self.locked,
-               "session": wire.ROLES[self.role]}
-        nd = self.mech.next_status()  # two decks: the next one's state, never its order
-        if nd is not None:
-            out["next_deck"] = nd
-        if self.config is not None:
-            out["config"] = {"game": self.config[0], "seats": self.config[1],
-                             "button": self.config[2], "rules": self.config[3],
-                             "house": self.config[4], "profile": self.profile()}
-        if self.hand is not None:
-            import gc
-
-            gc.collect()
-            rec = record(self.hand, log=False)
-            del rec["log"]
-            # why a seat holds nothing, without the log: folded, or its cards mucked (dead)
-            rec["out"] = {str(s): _OUT[self.hand.state[s]] for s in self.hand.seats
-                          if self.hand.state[s] in _OUT}
-            if not see:
-                _mask_record(rec)
-            if self.hand.bets is not None:
-                rec["betting"] = self.hand.bets.view()
-            out["table"] = rec
-        return json.dumps(out).encode()
-
-    def _sim(self):
-        if not self.hal.simulated:
-            raise CommandError(wire.DENIED, "simulator commands are not available on a shoe")
-
-    # ------------------------------------------------------------------ events
-
-    def collect(self):
-        """Number the hand's new log entries as events and keep them until ACKed."""
-        h = self.hand
-        if h is None:
-            return
-        log = h.z.log
-        n = len(log) // 4
-        if n <= self.logged:
-            return
-        new = log[self.logged * 4:]
-        self._count(new)
-        last = self.held[-1] if self.held else None
-        if last is not None and last[1] == self.hand_no:
-            last[2].extend(new)
-        else:
-            self.held.append([self.event_next, self.hand_no, bytearray(new)])
-        self.event_next += n - self.logged
-        self.logged = n
-
-    def _count(self, entries, audit=True):
-        """Telemetry counters (no card data) and audit records from new log entries."""
-        c = self.counts
-        for i in range(0, len(entries), 4):
-            op = entries[i]
-            if op == _OP_MOVE and entries[i + 2] == 0:
-                c["cards"] += 1
-            elif op == _OP_SHUFFLE:
-                c["shuffles"] += 1
-            elif op == _OP_PROC:
-                c["procedures"] += 1
-            elif op == _OP_STATUS and entries[i + 1] == MISDEAL:
-                c["misdeals"] += 1
-                if audit:
-                    self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (
-                        self.hand_no, self.hand.reason or ""))
-
-    def collect_now(self):
-        """Mid-operation: number the new log entries and commit them, so they can be sent now.
-        True if there were any."""
-        before = self.event_next
-        self.collect()
-        if self.event_next != before:
-            self.rec.commit(self.hand)
-            return True
-        return False
-
-    def ack(self, number):
-        """The host holds every event up to number: forget them. (Not saved: after a power cut
-        the host is sent a few events again and drops them by number.)"""
-        while self.held:
-            first, hand, entries = self.held[0]
-            count = len(entries) // 4
-            if number >= first + count - 1:
-                self.held.pop(0)
-            elif number >= first:
-                drop = number - first + 1
-                self.held[0] = [number + 1, hand, entries[drop * 4:]]
-                break
-            else:
-                break
-
-    def events_from(self, number, limit):
-        """(first, hand, entries bytes) of up to `limit` held events from number on, or None."""
-        for first, hand, entries in self.held:
-            count = len(entries) // 4
-            if number < first:
-                number = first
-            if number < first + count:
-                i = (number - first) * 4
-                out = entries[i:i + limit * 4]
-                if self.sessions.role < wire.ROLE_TABLE:
-                    out = _mask_events(out)
-                return number, hand, out
-        return None
-
-    def oldest(self):
-        return self.held[0][0] if self.held else self.event_next
-
-    # ------------------------------------------------------------------ power-up
-
-    def cmd_history(self, number, offset):
-        """A stored hand (or, for hand 0, the list of stored hands), read back from the journal
-        one hand at a time and served in chunks."""
-        cache = self.histories
-        if cache is None or cache[0] != self.journal.writes or cache[1] != number:
-            self.histories = cache = None  # (the heap holds one document at a time)
-            if number == 0:
-                numbers, problems = self.journal.scan(0)
-                doc = _HandList(len(problems) + len(self.journal.problems), numbers)
-            else:
-                h, _ = self.journal.scan(number)
-                if h is None:
-                    raise CommandError(wire.BAD_ARGUMENT, "hand %d is not in the journal" %
-                                       number)
-                doc = _history_doc(h)
-            cache = self.histories = (self.journal.writes, number, doc)
-        doc = cache[2]
-        if isinstance(doc, _HandList):
-            return (len(doc), doc.chunk(offset, 180))
-        return (len(doc), bytes(doc[offset:offset + 180]))
+def _on_demand(dev, name, args=()):
+    """A handler not resident: a module of its own name (_OWN_MODULE), else rare.py's function
+    of that name. The module is imported for the call and let go after it (a Pico holds a
+    module's bytecode in its heap), so a hand never pays for it."""
+    module = name if name in _OWN_MODULE else "rare"
+    mod = __import__(module)
+    try:
+        fn = getattr(mod, name, None)
+        if fn is None:
+            raise CommandError(wire.UNKNOWN_COMMAND, "%s: no handler on this shoe" % name)
+        return fn(dev, *args)
+    finally:
+        release(module)
 
 
-def _mask_record(rec):
-    """What anyone at the table sees: face-up and board cards; the others as "??"."""
-    for held in rec["seats"].values():
-        for c in held:
-            if not c["up"]:
-                c["card"] = "??"
-    for name in ("burns", "muck", "aside"):
-        rec[name] = ["??"] * len(rec[name])
+_OWN_MODULE = ("history",)  # commands with a module of their own (history.py)
 
 
-def _mask_events(entries):
-    """Event entries as anyone may see them: a card that goes face down anywhere but the board
-    travels as HIDDEN (the table session gets it)."""
-    out = bytearray(entries)
-    for i in range(0, len(out), 4):
-        if out[i] == _OP_MOVE and not out[i + 3] & 0x80 and out[i + 3] != _BOARD:
-            out[i + 1] = wire.HIDDEN
-    return out
-
-class _HandList:
-    """history 0's document (the damaged areas, u16, then the stored hands' numbers, u16 each)
-    served from the journal's runs of numbers, with no copy: a full journal of short hands holds
-    1,500 of them, and after a power cut the unix port's heap had no 3 KB block for the copy."""
-
-    def __init__(self, bad, numbers):
-        self.bad = bad
-        self.numbers = numbers
-
-    def __len__(self):
-        return 2 + 2 * len(self.numbers)
-
-    def chunk(self, offset, n):
-        out = bytearray()
-        for i in range(offset, min(offset + n, len(self))):
-            v = self.bad if i < 2 else self.numbers[(i - 2) >> 1]
-            out.append((v >> 8) & 0xFF if i & 1 else v & 0xFF)
-        return bytes(out)
-
-
-def _history_doc(h):
-    head = h["head"]
-    flags = (1 if h["hash"] is not None else 0) | (2 if h["damaged"] else 0)
-    first = h["first_event"]
-    doc = bytearray((h["hand"] & 0xFF, h["hand"] >> 8, first & 0xFF, (first >> 8) & 0xFF,
-                     (first >> 16) & 0xFF, first >> 24, flags))
-    doc += h.get("prev") or bytes(32)
-    doc += h["hash"] or bytes(32)
-    doc.append(len(head))
-    doc += head
-    doc += h["entries"]
-    return doc
-
-
-_OP_MOVE = 1
-_BOARD = 1
-_OP_SHUFFLE = 2
-_OP_PROC = 4
-_OP_STATUS = 8
-_SIM_COMMANDS = ("sim_fault", "sim_deck")
-# the commands whose handlers are in rare.py (a function of the same name, taking the device)
-_RARE = ("config", "audit", "telemetry", "raw", "maintenance", "resume", "recover") + _SIM_COMMANDS
-_READ_ONLY = (wire.COMMAND_IDS["ping"], wire.COMMAND_IDS["status"],
-              wire.COMMAND_IDS["identify"], wire.COMMAND_IDS["sim_deck"],
-              wire.COMMAND_IDS["history"], wire.COMMAND_IDS["maintenance"],
-              wire.COMMAND_IDS["challenge"], wire.COMMAND_IDS["login"],
-              wire.COMMAND_IDS["logout"], wire.COMMAND_IDS["audit"],
-              wire.COMMAND_IDS["telemetry"], wire.COMMAND_IDS["raw"])
-_SIM_FAULT = wire.COMMAND_IDS["sim_fault"]
-_DEALING = ("deal", "street", "draw", "action", "bet", "chips", "stacks", "report", "end")
-# what a latched shoe refuses (and report, but for a misdeal); end and misdeal clear the latch
-_LATCH_REFUSES = ("hand", "deal", "street", "draw", "action", "bet", "chips", "stacks",
-                  "report", "config")
-_LATCH_KEY = "latched"
-
-
-class _Rare:
-    """A handler in rare.py: the module is imported for the call and let go after it (a
-    Pico holds a module's bytecode in its heap), so a hand never pays for it."""
-
-    def __init__(self, dev, name):
-        self.dev = dev
-        self.name = name
-
-    def __call__(self, *args):
-        import rare
-
-        try:
-            return getattr(rare, self.name)(self.dev, *args)
-        finally:
-            release("rare")
-
-
-class _NoRandom:
-    def below(self, n):
-        return 0
-
-
-def _entropy_why(e):
-    """What failed, if e is the random source's health-test failure (shoe.health.EntropyFault),
-    else None. Imported when an exception comes: a shoe that does not test its own entropy (a
-    seeded simulator) keeps the health tests' module out of its heap."""
-    from shoe.health import EntropyFault
-
-    if isinstance(e, EntropyFault):
-        return "the random source failed its %s test" % e.test
-    return None
-
-
-def _entropy_text(why):
-    return "%s: %s" % (why, F.advice(F.ENTROPY_CODE))
-
-
-def _entropy_error(why):
-    """The MECHANISM reply to dealing while the random source is failed."""
-    return CommandError(wire.MECHANISM, "%s: %s" % (F.ENTROPY, _entropy_text(why)))
-
-
-def _ends_hand(name, args):
-    """end, or report misdeal: what a stopped or latched shoe still lets the table do."""
-    return name == "end" or (name == "report" and args[0] == 3)
-
-
-def _logged(log, op, a):
-    """Does the compact log hold an entry (op, a, ...)?"""
-    for i in range(0, len(log), 4):
-        if log[i] == op and log[i + 1] == a:
-            return True
-    return False
-
-
-def _next_seat(seats, button):
-    for s in seats:
-        if s > button:
-            return s
-    return seats[0]
-
-
-def house_settings():
-    return [row[0] for row in H.SETTINGS]
+def _flags(body):
+    """The flags of the command a CMD body carries (0 for none or an unknown id)."""
+    row = wire.command(body[0]) if len(body) else None
+    return row[wire.C_FLAGS] if row is not None else 0

@@ -1,14 +1,18 @@
 # The device's rare paths: the commands no hand runs (config, audit, telemetry, raw,
-# maintenance, resume, recover, the simulator's sim_fault and sim_deck) and the power-up
-# restore. device.py imports this module when one comes and lets it go after
-# (shoe.compat.release): on a Pico a module's bytecode and strings sit in the heap for as long
-# as it is imported (docs/deploy.md, "The memory budget"). Nothing made here may keep a
-# reference to this module's functions or classes (it would keep the module in the heap).
+# maintenance, resume, recover, history, the simulator's sim_fault and sim_deck) and the
+# power-up restore; a command whose handler is not a cmd_<name> of the device (play.py) is
+# here, as a function of the same name taking the device (history has a module of its own,
+# history.py, the smaller to load between hands). device.py imports this module when
+# one comes and lets it go after (shoe.compat.release): on a Pico a module's bytecode and
+# strings sit in the heap for as long as it is imported (docs/deploy.md, "The memory budget").
+# Nothing made here may keep a reference to this module's functions or classes (it would keep
+# the module in the heap).
 
 import json
 
 import wire
-from device import CommandError, FIRMWARE_VERSION, HELD_HANDS, _NoRandom, _entropy_why
+from version import VERSION as FIRMWARE_VERSION
+from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why
 from journal import CONFIG_MAX
 from recorder import rebuild, deliver
 from shoe import cards as C

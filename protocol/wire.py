@@ -1,8 +1,10 @@
-# Facedown serial protocol v1: framing, CRC, argument codec and the message catalogue.
+# Facedown serial protocol v1: framing, CRC, argument codec and the command table.
 #
 # One module for both ends of the link: it runs unchanged under CPython (the host) and under
-# MicroPython (the shoe's RP2040). SPEC.md is the normative description; its message tables are
-# generated from MESSAGES by catalogue_markdown() (run `python protocol/wire.py --update-spec`).
+# MicroPython (the shoe's RP2040), and the shoe's image holds it as it is. SPEC.md is the
+# normative description; its tables are generated from COMMANDS, EVENTS, ERRORS, CAPABILITIES
+# and FRAME_TYPES with the prose host/facedown/spec.py keeps (`python -m facedown.spec
+# --update-spec`).
 #
 # Frame: SYNC 0x7E | LEN u8 | TYPE u8 | SEQ u16 LE | BODY (LEN bytes) | CRC16 u16 LE
 # CRC-16/CCITT-FALSE over LEN, TYPE, SEQ and BODY. No byte stuffing: a receiver resynchronises by
@@ -38,16 +40,9 @@ ACK = const(4)  # host -> device: body u32 = highest event number received conti
 NAK = const(5)  # either way: a corrupt frame was received; body empty (or a u8 hint)
 ACMD = const(6)  # host -> device: an authenticated command (SPEC.md, "Sessions")
 
-FRAME_TYPES = (
-    (CMD, "CMD", "host -> device", "command: u8 command id, then its arguments"),
-    (REPLY, "REPLY", "device -> host",
-     "reply to the command with the same SEQ: u8 status, then data"),
-    (EVENT, "EVENT", "device -> host", "events: u32 first event number, u16 hand number, entries"),
-    (ACK, "ACK", "host -> device",
-     "u32 highest event number received contiguously; never answered"),
-    (NAK, "NAK", "either", "a corrupt frame was received; empty or a u8 hint; never answered"),
-    (ACMD, "ACMD", "host -> device", "u32 session counter, 32-byte tag, then a CMD body"),
-)
+FRAME_TYPES = ((CMD, "CMD", "host -> device"), (REPLY, "REPLY", "device -> host"),
+               (EVENT, "EVENT", "device -> host"), (ACK, "ACK", "host -> device"),
+               (NAK, "NAK", "either"), (ACMD, "ACMD", "host -> device"))
 
 # NAK hints (optional one-byte NAK body; receivers must accept and ignore any NAK body)
 NAK_CRC = const(1)  # a candidate frame failed its CRC
@@ -81,24 +76,10 @@ FAULT = const(8)
 MECHANISM = const(9)
 SESSION = const(10)
 
-ERRORS = (
-    (OK, "OK", "success: the reply data follows"),
-    (BAD_FRAME, "BAD_FRAME",
-     "the CMD frame is valid on the wire but its body is malformed (empty)"),
-    (UNKNOWN_COMMAND, "UNKNOWN_COMMAND", "no command has this id"),
-    (BAD_ARGUMENT, "BAD_ARGUMENT",
-     "the arguments do not match the command's format, or a value is out of range"),
-    (WRONG_STATE, "WRONG_STATE", "the command is not allowed now (e.g. deal before config)"),
-    (VERSION, "VERSION", "the frame type or protocol version is not supported by the device"),
-    (BUSY, "BUSY", "the device cannot take the command now (event buffer full, mechanism busy)"),
-    (DENIED, "DENIED", "not permitted: a simulator command on a shoe, a higher role needed, a "
-     "failed login, a forged or replayed ACMD"),
-    (FAULT, "FAULT", "the mechanism or the engine failed; the message says why"),
-    (MECHANISM, "MECHANISM",
-     "a stopping fault (section 6.5): the message is its kind, a colon, and what the operator "
-     "must do; once it is cleared, the same command (a new SEQ) finishes the step"),
-    (SESSION, "SESSION", "an ACMD but no session (none, expired, ended, or a restart): log in"),
-)
+ERRORS = ((OK, "OK"), (BAD_FRAME, "BAD_FRAME"), (UNKNOWN_COMMAND, "UNKNOWN_COMMAND"),
+          (BAD_ARGUMENT, "BAD_ARGUMENT"), (WRONG_STATE, "WRONG_STATE"), (VERSION, "VERSION"),
+          (BUSY, "BUSY"), (DENIED, "DENIED"), (FAULT, "FAULT"), (MECHANISM, "MECHANISM"),
+          (SESSION, "SESSION"))  # (code, name); what each means: SPEC.md
 
 NO_AMOUNT = const(0xFFFFFFFF)  # the bet command's amount when the action has none
 
@@ -107,12 +88,7 @@ CAP_SIM = const(1)
 CAP_JOURNAL = const(2)
 CAP_AUTH = const(4)
 
-CAPABILITIES = (
-    (CAP_SIM, "CAP_SIM", "simulated mechanism: the sim_* commands are available"),
-    (CAP_JOURNAL, "CAP_JOURNAL",
-     "events are journalled in flash: resume works across a power cycle"),
-    (CAP_AUTH, "CAP_AUTH", "the shoe has its key: commands need a session of their role"),
-)
+CAPABILITIES = ((CAP_SIM, "CAP_SIM"), (CAP_JOURNAL, "CAP_JOURNAL"), (CAP_AUTH, "CAP_AUTH"))
 
 # --- sessions (SPEC.md, "Sessions") --------------------------------------------------------------
 # Roles, lowest first; a session of a role may run the commands of the roles below it.
@@ -126,218 +102,177 @@ ACMD_HEADER = const(36)  # u32 counter + tag before the CMD body
 HIDDEN = const(63)  # the card code a role that may not see a card gets in its place
 
 
-# --- message catalogue -------------------------------------------------------------------------
-# Rows (id, name, direction, args_format, doc). direction: "cmd" = a command's arguments
-# (host -> device), "reply" = that command's reply data after status OK (device -> host),
-# "event" = an event entry kind (op) in EVENT bodies, whose format covers bytes a, b, c (unused
-# trailing bytes are 0). When the format is not empty, doc starts with one field name per format
-# letter: "name1, name2: text". Docs are ASCII and contain no "|".
-# Format alphabet: B u8, H u16 LE, I u32 LE, s string (u8 length + UTF-8),
-# y bytes (u8 length + raw).
+# --- the command table: every command declared once ---------------------------------------------
+# Everything the two ends know of a command is its row here: the codec (encode_command,
+# decode_command, the reply's format), the shoe's dispatch and checks (firmware/device.py: the
+# role it needs, what its flags say), the host's classification (facedown.client: which replies
+# wait on the mechanism) and the catalogue identify serves (catalogue_json) all read it;
+# SPEC.md's tables are generated from it with the prose host/facedown/spec.py keeps by name
+# (`python -m facedown.spec --update-spec`). Rows are tuples of constants: a Pico holds them in
+# a few hundred bytes, with no dict or object per command.
+#
+# Row: (id, name, role, flags, argument format, argument names, reply format, reply names);
+# ids run 1, 2, 3... in order (a row's index is its id - 1); names are space-separated, one per
+# format letter. Format alphabet: B u8, H u16 LE, I u32 LE, s string (u8 length + UTF-8),
+# y bytes (u8 length + raw). To add a command: a row at the end (the next id), its handler
+# (a method cmd_<name> on the device, or a function <name> in firmware/rare.py when no hand
+# needs it resident), its prose in host/facedown/spec.py, then regenerate SPEC.md.
+READ_ONLY = const(1)  # changes nothing the journal keeps: no flash write after it
+DEALS = const(2)  # deals: stopped by a stopping fault, a card to recover or a failed random
+#                   source; the engine's invariants are checked after it
+PLAY = const(4)  # changes the play: refused while a fault is latched (end, and report
+#                  misdeal, are how the floor clears it)
+SIM_ONLY = const(8)  # the simulator's (CAP_SIM); a shoe answers DENIED
+MOVES = const(16)  # may move cards (and write flash) before it replies: the host waits longer
+TIMED = const(32)  # its reply never waits on the mechanism: the host takes it as an RTT sample
+FLAGS = ((READ_ONLY, "read_only"), (DEALS, "deals"), (PLAY, "play"), (SIM_ONLY, "sim_only"),
+         (MOVES, "moves"), (TIMED, "timed"))
+
+COMMANDS = (
+    (1, "identify", ROLE_PUBLIC, READ_ONLY | TIMED,
+     "H", "offset", "BssIy", "protocol_version firmware_version device_id capabilities chunk"),
+    (2, "config", ROLE_MAINTENANCE, PLAY | MOVES,
+     "sHBss", "game seats button rules house", "", ""),
+    (3, "status", ROLE_PUBLIC, READ_ONLY | TIMED,
+     "H", "offset", "HIy", "hand next_event chunk"),
+    (4, "deal", ROLE_TABLE, DEALS | PLAY | MOVES,
+     "B", "count", "", ""),
+    (5, "street", ROLE_TABLE, DEALS | PLAY | MOVES,
+     "", "", "", ""),
+    (6, "draw", ROLE_TABLE, DEALS | PLAY | MOVES,
+     "y", "discards", "", ""),
+    (7, "action", ROLE_TABLE, DEALS | PLAY,
+     "BB", "seat kind", "", ""),
+    (8, "report", ROLE_TABLE, DEALS | PLAY | MOVES,
+     "BBB", "what seat card_index", "", ""),
+    (9, "end", ROLE_TABLE, DEALS | PLAY | MOVES,
+     "", "", "", ""),
+    (10, "hand", ROLE_TABLE, PLAY | MOVES,
+     "B", "button", "", ""),
+    (11, "resume", ROLE_PUBLIC, TIMED,
+     "I", "from_event", "II", "first next"),
+    (12, "sim_fault", ROLE_TABLE, SIM_ONLY,
+     "sBBB", "kind at card flags", "HH", "pending feeds"),
+    (13, "sim_deck", ROLE_MAINTENANCE, READ_ONLY | SIM_ONLY,
+     "yBI", "cards flags seed", "", ""),
+    (14, "ping", ROLE_PUBLIC, READ_ONLY | TIMED,
+     "I", "token", "I", "token"),
+    (15, "recover", ROLE_TABLE, MOVES,
+     "B", "card", "", ""),
+    (16, "history", ROLE_MAINTENANCE, READ_ONLY,
+     "HH", "hand offset", "Hy", "size chunk"),
+    (17, "maintenance", ROLE_MAINTENANCE, READ_ONLY,
+     "", "", "", ""),
+    (18, "challenge", ROLE_PUBLIC, READ_ONLY,
+     "B", "role", "y", "nonce"),
+    (19, "login", ROLE_PUBLIC, READ_ONLY,
+     "yyI", "nonce proof time", "yI", "proof session"),
+    (20, "logout", ROLE_TABLE, READ_ONLY,
+     "", "", "", ""),
+    (21, "audit", ROLE_MAINTENANCE, READ_ONLY,
+     "IH", "first offset", "Hy", "size chunk"),
+    (22, "telemetry", ROLE_PUBLIC, READ_ONLY,
+     "H", "offset", "Hy", "size chunk"),
+    (23, "raw", ROLE_MAINTENANCE, READ_ONLY,
+     "BB", "source count", "y", "data"),
+    (24, "bet", ROLE_TABLE, DEALS | PLAY,
+     "BBI", "seat kind amount", "", ""),
+    (25, "chips", ROLE_TABLE, DEALS | PLAY,
+     "BBIIIB", "seat kind amount put smallest flags", "", ""),
+    (26, "stacks", ROLE_TABLE, DEALS | PLAY,
+     "y", "stacks", "", ""),
+)
+# the columns of a row
+C_ID = const(0)
+C_NAME = const(1)
+C_ROLE = const(2)
+C_FLAGS = const(3)
+C_ARGS = const(4)
+C_ARG_NAMES = const(5)
+C_REPLY = const(6)
+C_REPLY_NAMES = const(7)
+
+# Event entry kinds (op) in EVENT bodies: (op, name, format of bytes a, b, c, field names);
+# unused trailing bytes are 0. The host decodes an entry by its field names (event_fields).
+EVENTS = (
+    (1, "move", "BBB", "card src dst"),
+    (2, "shuffle", "BB", "mixed count"),
+    (3, "cut", "B", "count"),
+    (4, "procedure", "BB", "procedure seat"),
+    (5, "action", "BB", "seat kind"),
+    (6, "remove", "B", "card"),
+    (7, "pick", "BB", "zone candidates"),
+    (8, "status", "B", "status"),
+    (9, "fault", "BBB", "kind dest retries"),
+    (10, "bet", "BBB", "lo mid hi"),
+    (11, "stack", "B", "seat"),
+)
+
+# catalogue directions (the identify document's message rows)
 DIR_CMD = "cmd"
 DIR_REPLY = "reply"
 DIR_EVENT = "event"
 
-MESSAGES = (
-    (1, "identify", DIR_CMD, "H",
-     "offset: read the catalogue document (JSON: protocol version, this table, error codes, "
-     "capabilities) from this byte offset. The first command of a session. Its id, its argument "
-     "and the first field of its reply are the same in every protocol version"),
-    (1, "identify", DIR_REPLY, "BssIy",
-     "protocol_version, firmware_version, device_id, capabilities, chunk: capabilities is the "
-     "CAP_* bitmask; chunk is the document from offset on, as much as fits the frame; the host "
-     "concatenates chunks until an empty one"),
-    (2, "config", DIR_CMD, "sHBss",
-     "game, seats, button, rules, house: set up the table: game name; seats bitmask (bit n = seat "
-     "n); dealer button seat (0 = none, stud games); rules name; house rules as JSON text (it "
-     "must fit the frame); its key \"_profile\", if any, is the house profile's name, kept "
-     "with the configuration and in each hand's history, not a setting"),
-    (2, "config", DIR_REPLY, "", "no data"),
-    (3, "status", DIR_CMD, "H",
-     "offset: read the table snapshot from this byte offset; offset 0 takes a new snapshot, "
-     "65535 asks for the counters only"),
-    (3, "status", DIR_REPLY, "HIy",
-     "hand, next_event, chunk: the hand number, the number the next new event will get, and "
-     "the snapshot (JSON text, format defined by the firmware; never the stub's cards or their "
-     "order) from offset on; the host concatenates chunks until an empty one"),
-    (4, "deal", DIR_CMD, "B",
-     "count: deal count cards now; 0 = the whole rest of the initial deal"),
-    (4, "deal", DIR_REPLY, "", "no data"),
-    (5, "street", DIR_CMD, "", "deal the next street (board cards, or the next stud card)"),
-    (5, "street", DIR_REPLY, "", "no data"),
-    (6, "draw", DIR_CMD, "y",
-     "discards: repeated [seat u8, n u8, n card codes], the cards each seat discards (n = 0: "
-     "stands pat); the replacements are dealt"),
-    (6, "draw", DIR_REPLY, "", "no data"),
-    (7, "action", DIR_CMD, "BB",
-     "seat, kind: record a betting action; kind 0 check, 1 call, 2 bet, 3 raise, 4 fold, "
-     "5 all-in, 6 complete (stud), 7 bring-in (stud). On a table configured with betting the "
-     "action is checked as the bet command checks it, with no amount"),
-    (7, "action", DIR_REPLY, "", "no data"),
-    (8, "report", DIR_CMD, "BBB",
-     "what, seat, card_index: report an irregularity; what 1 exposed card, 2 premature street, "
-     "3 misdeal; seat and card_index (1-based) where they apply, else 0"),
-    (8, "report", DIR_REPLY, "", "no data"),
-    (9, "end", DIR_CMD, "", "end the hand"),
-    (9, "end", DIR_REPLY, "", "no data"),
-    (10, "hand", DIR_CMD, "B",
-     "button: start the next hand (the deck is shuffled) with the button on this seat; 0 = move "
-     "the button to the next occupied seat"),
-    (10, "hand", DIR_REPLY, "", "no data"),
-    (11, "resume", DIR_CMD, "I",
-     "from_event: retransmit the held events from this number on (after a reconnect: the last "
-     "ACKed number + 1; 1 = all held events, 4294967295 = none, only new ones); the events "
-     "before the start are taken as ACKed"),
-    (11, "resume", DIR_REPLY, "II",
-     "first, next: the oldest event number the device holds (= next when it holds none) and the "
-     "number the next new event will get; retransmission starts at from_event clamped to "
-     "first..next"),
-    (12, "sim_fault", DIR_CMD, "sBBB",
-     "kind, at, card, flags: arm a fault in the simulated mechanism: kind double_feed, boxed, "
-     "foreign, duplicate, no_burn, jam, or power_cut (at = the journal record, counted from the "
-     "next command on, whose writing the power cut interrupts); at = the upcoming card it hits (1-based); card = the "
-     "card code for foreign and duplicate; flags for jam: 1 mixed with the muck, 2 mixed with the "
-     "burns, 4 order kept; kind pending only asks for the counters. Stopping faults (6.5): "
-     "feed_jam (card = times the card sticks, 255 until cleared), empty, lid_open, "
-     "reader_silent. Latching faults (6.6): internal (the at-th dealing command from now fails "
-     "inside, after its handler ran), journal_fail (the at-th journal record from now fails to "
-     "write), invariant (a card vanishes from the zones: the next dealing command's check "
-     "fails). Simulator only (CAP_SIM), else DENIED"),
-    (12, "sim_fault", DIR_REPLY, "HH",
-     "pending, feeds: faults armed and not hit yet, and cards fed in this hand (kind pending; "
-     "0, 0 for the others)"),
-    (13, "sim_deck", DIR_CMD, "yBI",
-     "cards, flags, seed: for the next hand, load the deck in this order (card codes, first "
-     "dealt first; empty = shuffle) and, if flags bit 0 is set, seed the shuffle with seed "
-     "(else a fresh random seed). Simulator only (CAP_SIM), else DENIED"),
-    (13, "sim_deck", DIR_REPLY, "", "no data"),
-    (14, "ping", DIR_CMD, "I", "token: any value; also a keep-alive and an RTT sample"),
-    (14, "ping", DIR_REPLY, "I", "token: the same value"),
-    (15, "recover", DIR_CMD, "B",
-     "card: after a power cut caught a card in flight and the shoe could not tell where it went: "
-     "the card the operator found at the output (card code; 255 = none). Until then dealing "
-     "commands answer WRONG_STATE"),
-    (15, "recover", DIR_REPLY, "", "no data"),
-    (16, "history", DIR_CMD, "HH",
-     "hand, offset: read a stored hand history from the journal in chunks (hand 0: the number "
-     "of damaged areas the journal has (u16), then the stored hand numbers, u16 each). A hand's document: hand u16, first event u32, flags u8 "
-     "(1 closed, 2 damaged), previous hash (32), hash (32, zeros while open), the HAND record's "
-     "payload (u8 length + bytes), then its 4-byte entries"),
-    (16, "history", DIR_REPLY, "Hy",
-     "size, chunk: the document's size in bytes, and the chunk from offset on"),
-    (17, "maintenance", DIR_CMD, "",
-     "leave the protocol for maintenance: the device replies OK, then its main loop ends and "
-     "the serial line (the USB CDC) belongs to the MicroPython REPL, where mpremote copies and "
-     "checks the firmware files (facedown deploy, facedown verify); a reset returns to the "
-     "protocol. WRONG_STATE while a hand is in progress. Needs a maintenance session (or, on the "
-     "reference shoe, the maintenance key switch turned); logged in the audit log"),
-    (17, "maintenance", DIR_REPLY, "", "no data"),
-    (18, "challenge", DIR_CMD, "B", "role: open a session of role 1 table or 2 maintenance"),
-    (18, "challenge", DIR_REPLY, "y", "nonce: 16 random bytes for one login attempt"),
-    (19, "login", DIR_CMD, "yyI", "nonce, proof, time: host nonce, HMAC proof, Unix time"),
-    (19, "login", DIR_REPLY, "yI", "proof, session: the device's HMAC proof, session number"),
-    (20, "logout", DIR_CMD, "", "end the session"),
-    (20, "logout", DIR_REPLY, "", "no data"),
-    (21, "audit", DIR_CMD, "IH", "first, offset: audit records from number first, in chunks"),
-    (21, "audit", DIR_REPLY, "Hy", "size, chunk: JSON lines, at most 4096 bytes"),
-    (22, "telemetry", DIR_CMD, "H", "offset: counters and faults as JSON, in chunks"),
-    (22, "telemetry", DIR_REPLY, "Hy", "size, chunk: the document's size and the chunk"),
-    (23, "raw", DIR_CMD, "BB",
-     "source, count: for an outside lab, between hands: 0 raw entropy bytes (the health-tested "
-     "source, before the generator), 1 generator output; count bytes (1..180)"),
-    (23, "raw", DIR_REPLY, "y", "data: the bytes"),
-    (24, "bet", DIR_CMD, "BBI",
-     "seat, kind, amount: a betting action with its amount, on a table configured with betting "
-     "(else WRONG_STATE): kind as in the action command, + 128 when the dealer reports it as "
-     "an action out of turn (the house setting out_of_turn deals with it); amount the seat's "
-     "total for the "
-     "round after a bet, raise, completion or all-in (raise to N), a call's chips or its total; "
-     "4294967295 = none (a check, a fold, a fixed-limit bet). The shoe checks whose turn it is "
-     "and what the seat may do; a refused action changes nothing (BAD_ARGUMENT or "
-     "WRONG_STATE naming the rule)"),
-    (24, "bet", DIR_REPLY, "", "no data"),
-    (25, "chips", DIR_CMD, "BBIIIB",
-     "seat, kind, amount, put, smallest, flags: a betting action with the chips the seat put "
-     "out, on a table configured with betting (else WRONG_STATE): kind and amount the "
-     "declaration as in the bet command (ignored when flags bit 0 says nothing was declared); "
-     "put the chips pushed out by this action; smallest the smallest chip among them (0 = the "
-     "table's chip); flags 1 not declared (the chips make the action), 2 one chip, 4 a string "
-     "bet, 8 the player noticed the excess first. The shoe applies the procedure (TDA 40-41, "
-     "43-B, 44, 45, 56; seed 003 by house settings no_chips and excess_chips), logs the action "
-     "and then the procedure (its chips left in the pot in a bet event after it); a declared "
-     "bet with no chips under no_chips void logs only the procedure. Refused like bet"),
-    (25, "chips", DIR_REPLY, "", "no data"),
-    (26, "stacks", DIR_CMD, "y",
-     "stacks: repeated [seat u8, chips u32 LE], every seat's stack at the start of this hand, "
-     "on a table configured with betting, after hand and before the first card (else "
-     "WRONG_STATE); they replace the configuration's stacks for this hand: an action beyond a "
-     "stack is refused, an all-in is the stack; each is logged as a stack event"),
-    (26, "stacks", DIR_REPLY, "", "no data"),
-    (1, "move", DIR_EVENT, "BBB",
-     "card, src, dst: a card moved from zone src to zone dst; card code = rank * 4 + suit (ranks "
-     "2..A = 0..12, suits c d h s = 0..3, 52 = joker) in the low 6 bits; zones 0 stub, 1 board, "
-     "2 burns, 3 muck, 4 aside, 16 + n seat n, 255 nowhere; bit 7 of dst = face up"),
-    (2, "shuffle", DIR_EVENT, "BB",
-     "mixed, count: the stub was shuffled, mixed with (bits) 1 the stub, 2 the muck, 4 the "
-     "burns; count cards"),
-    (3, "cut", DIR_EVENT, "B", "count: the deck was cut, count cards moved"),
-    (4, "procedure", DIR_EVENT, "BB",
-     "procedure, seat: a rules procedure was applied (firmware procedure number), for seat "
-     "(0 = none)"),
-    (5, "action", DIR_EVENT, "BB", "seat, kind: a betting action (kinds as in the action command)"),
-    (6, "remove", DIR_EVENT, "B",
-     "card: this card code was removed from play (e.g. a foreign card)"),
-    (7, "pick", DIR_EVENT, "BB", "zone, candidates: a card was picked at random from zone among "
-     "candidates cards"),
-    (8, "status", DIR_EVENT, "B",
-     "status: the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void"),
-    (9, "fault", DIR_EVENT, "BBB",
-     "kind, dest, retries: a stopping fault (6.5) or a latched one (6.6); kind 1 jam, 2 empty, "
-     "3 lid_open, 4 reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, "
-     "8 entropy, 9 carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket, 12 latched; "
-     "dest = the zone the card in flight was going to (255 none); retries = the jam's tries"),
-    (10, "bet", DIR_EVENT, "BBB",
-     "lo, mid, hi: follows an action event on a table that is bet: the seat's total bet for "
-     "the round after that action, lo + 256 * mid + 65536 * hi chips; after a procedure event "
-     "(chips-excess-pot): the chips it left in the pot; after a stack event: the stack"),
-    (11, "stack", DIR_EVENT, "B",
-     "seat: the seat's stack at the start of the hand (the stacks command), its chips in the "
-     "bet event after it"),
-)
 
-COMMAND_IDS = {}  # name -> id
-COMMAND_NAMES = {}  # id -> name
-COMMAND_ARGS = {}  # id -> args format
-COMMAND_REPLY = {}  # id -> reply data format
-EVENT_KINDS = {}  # op -> name
-EVENT_ARGS = {}  # op -> format of a, b, c
-for _row in MESSAGES:
-    if _row[2] == DIR_CMD:
-        COMMAND_IDS[_row[1]] = _row[0]
-        COMMAND_NAMES[_row[0]] = _row[1]
-        COMMAND_ARGS[_row[0]] = _row[3]
-    elif _row[2] == DIR_REPLY:
-        COMMAND_REPLY[_row[0]] = _row[3]
-    else:
-        EVENT_KINDS[_row[0]] = _row[1]
-        EVENT_ARGS[_row[0]] = _row[3]
-del _row
+def command(cid):
+    """The table's row of command id cid, or None."""
+    if _is_int(cid) and 1 <= cid <= len(COMMANDS):
+        return COMMANDS[cid - 1]
+    return None
 
-# the least role each command needs; the others are ROLE_PUBLIC
-_NEEDS = (("config", ROLE_MAINTENANCE), ("history", ROLE_MAINTENANCE),
-          ("maintenance", ROLE_MAINTENANCE), ("sim_fault", ROLE_TABLE),
-          ("sim_deck", ROLE_MAINTENANCE), ("audit", ROLE_MAINTENANCE), ("raw", ROLE_MAINTENANCE),
-          ("hand", ROLE_TABLE), ("deal", ROLE_TABLE), ("street", ROLE_TABLE),
-          ("draw", ROLE_TABLE), ("action", ROLE_TABLE), ("bet", ROLE_TABLE),
-          ("chips", ROLE_TABLE), ("stacks", ROLE_TABLE),
-          ("report", ROLE_TABLE),
-          ("end", ROLE_TABLE), ("recover", ROLE_TABLE), ("logout", ROLE_TABLE))
-COMMAND_ROLE = {}  # id -> the least role that may run it
-for _id in COMMAND_NAMES:
-    COMMAND_ROLE[_id] = ROLE_PUBLIC
-for _row in _NEEDS:
-    COMMAND_ROLE[COMMAND_IDS[_row[0]]] = _row[1]
-del _row, _id
+
+def command_row(name):
+    """The table's row of the command called name, or None."""
+    for row in COMMANDS:
+        if row[C_NAME] == name:
+            return row
+    return None
+
+
+def commands_with(flag):
+    """The names of the commands whose flags hold flag (a tuple, in id order)."""
+    return tuple(row[C_NAME] for row in COMMANDS if row[C_FLAGS] & flag)
+
+
+def event_row(op):
+    if _is_int(op) and 1 <= op <= len(EVENTS):
+        return EVENTS[op - 1]
+    return None
+
+
+def event_fields(entry):
+    """(kind name, {field name: value}) of a 4-byte event entry, by the table (None for an
+    unknown op)."""
+    row = event_row(entry[0])
+    if row is None:
+        return None, {}
+    return row[1], dict(zip(row[3].split(), entry[1:1 + len(row[2])]))
+
+
+def _derived():
+    # The lookups by id and name the host and the tests use (COMMAND_IDS...); built on first
+    # use (module __getattr__): the shoe reads the table itself and never pays for them.
+    d = {"COMMAND_IDS": {}, "COMMAND_NAMES": {}, "COMMAND_ARGS": {}, "COMMAND_REPLY": {},
+         "COMMAND_ROLE": {}, "EVENT_KINDS": {}, "EVENT_ARGS": {}}
+    for row in COMMANDS:
+        cid = row[C_ID]
+        d["COMMAND_IDS"][row[C_NAME]] = cid
+        d["COMMAND_NAMES"][cid] = row[C_NAME]
+        d["COMMAND_ARGS"][cid] = row[C_ARGS]
+        d["COMMAND_REPLY"][cid] = row[C_REPLY]
+        d["COMMAND_ROLE"][cid] = row[C_ROLE]
+    for row in EVENTS:
+        d["EVENT_KINDS"][row[0]] = row[1]
+        d["EVENT_ARGS"][row[0]] = row[2]
+    return d
+
+
+def __getattr__(name):
+    d = _derived()
+    if name not in d:
+        raise AttributeError(name)
+    globals().update(d)
+    return d[name]
 
 
 class WireError(ValueError):
@@ -643,34 +578,32 @@ def unpack(fmt, body, start=0):
 # --- commands and replies -----------------------------------------------------------------------
 def command_id(cmd):
     """The id of a command given by name or id; WireError(UNKNOWN_COMMAND) if there is none."""
-    if isinstance(cmd, str):
-        if cmd in COMMAND_IDS:
-            return COMMAND_IDS[cmd]
-    elif cmd in COMMAND_NAMES:
-        return cmd
-    raise WireError("unknown command %r" % (cmd,), UNKNOWN_COMMAND)
+    row = command_row(cmd) if isinstance(cmd, str) else command(cmd)
+    if row is None:
+        raise WireError("unknown command %r" % (cmd,), UNKNOWN_COMMAND)
+    return row[C_ID]
 
 
 def encode_command(cmd, values=()):
     """CMD body: the command (name or id) and its arguments."""
-    cid = command_id(cmd)
+    row = COMMANDS[command_id(cmd) - 1]
     try:
-        return bytes([cid]) + pack(COMMAND_ARGS[cid], values)
+        return bytes([row[C_ID]]) + pack(row[C_ARGS], values)
     except WireError as e:
-        raise WireError("%s: %s" % (COMMAND_NAMES[cid], e))
+        raise WireError("%s: %s" % (row[C_NAME], e))
 
 
 def decode_command(body):
     """(command id, argument list) of a CMD body. WireError.code is the error to reply with."""
     if not len(body):
         raise WireError("empty command body", BAD_FRAME)
-    cid = body[0]
-    if cid not in COMMAND_ARGS:
-        raise WireError("unknown command %d" % cid, UNKNOWN_COMMAND)
+    row = command(body[0])
+    if row is None:
+        raise WireError("unknown command %d" % body[0], UNKNOWN_COMMAND)
     try:
-        return cid, unpack(COMMAND_ARGS[cid], body, 1)
+        return row[C_ID], unpack(row[C_ARGS], body, 1)
     except WireError as e:
-        raise WireError("%s: %s" % (COMMAND_NAMES[cid], e))
+        raise WireError("%s: %s" % (row[C_NAME], e))
 
 
 def encode_reply_ok(fmt, values=()):
@@ -712,36 +645,43 @@ def error_name(code):
 
 
 # --- identify and the catalogue document ---------------------------------------------------------
-_catalogue = None
-
-
-def arg_names(fmt, doc):
-    """The field names a catalogue doc starts with (one per format letter)."""
-    if not fmt:
-        return []
-    return doc.split(": ", 1)[0].split(", ")
+def _names(text):
+    return text.split() if text else []
 
 
 def catalogue_rows():
-    """The catalogue's message rows: (id, name, direction, format, field names). The prose of
-    each message lives in SPEC.md; a device has little RAM to serve it from."""
-    return [[r[0], r[1], r[2], r[3], arg_names(r[3], r[4])] for r in MESSAGES]
+    """The catalogue's message rows, [id, name, direction, format, field names]: each
+    command's arguments ("cmd") and reply ("reply"), then the event kinds ("event")."""
+    out = []
+    for r in COMMANDS:
+        out.append([r[C_ID], r[C_NAME], DIR_CMD, r[C_ARGS], _names(r[C_ARG_NAMES])])
+        out.append([r[C_ID], r[C_NAME], DIR_REPLY, r[C_REPLY], _names(r[C_REPLY_NAMES])])
+    for r in EVENTS:
+        out.append([r[0], r[1], DIR_EVENT, r[2], _names(r[3])])
+    return out
+
+
+def catalogue_digest(messages):
+    """The digest the catalogue document opens with: CRC-16 and length of its "messages" JSON
+    text. A host whose own digest differs reads the whole document and compares the rows of
+    the commands it sends (facedown.client.check_catalogue, Klipper's format check)."""
+    data = messages.encode("utf-8")
+    return "%04x-%d" % (crc16(data), len(data))
 
 
 def catalogue_json():
-    """The catalogue document served by identify, as UTF-8 bytes (built once, then cached).
-    Byte for byte the same under CPython and MicroPython."""
-    global _catalogue
-    if _catalogue is None:
-        import json
-        _catalogue = ('{"protocol": %d, "max_body": %d, "frame_types": %s, "messages": %s, '
-                      '"errors": %s, "capabilities": %s}' % (
-                          PROTOCOL_VERSION, MAX_BODY,
-                          json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]),
-                          json.dumps(catalogue_rows()),
-                          json.dumps([[r[0], r[1]] for r in ERRORS]),
-                          json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
-    return _catalogue
+    """The catalogue document served by identify, as UTF-8 bytes, made from the tables at each
+    call (a Pico does not keep its few KB between identify calls). Byte for byte the same under
+    CPython and MicroPython."""
+    import json
+
+    messages = json.dumps(catalogue_rows())
+    return ('{"protocol": %d, "digest": "%s", "max_body": %d, "frame_types": %s, '
+            '"messages": %s, "errors": %s, "capabilities": %s}' % (
+                PROTOCOL_VERSION, catalogue_digest(messages), MAX_BODY,
+                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages,
+                json.dumps([[r[0], r[1]] for r in ERRORS]),
+                json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
 
 
 def identify_reply(offset, firmware_version, device_id, capabilities):
@@ -929,81 +869,3 @@ class Rto:
     def backoff(self):
         self.rto = min(self.rto * 2, RTO_MAX_MS)
         return self.rto
-
-
-# --- SPEC.md tables (host only: a device's image ends here, host/facedown/build.py) -------------
-def _fields(fmt, doc):
-    if not fmt:
-        return "-"
-    names = arg_names(fmt, doc)
-    return ", ".join("`%s` %s" % (fmt[i], names[i]) for i in range(len(fmt)))
-
-
-def _text(fmt, doc):
-    return doc.split(": ", 1)[1] if fmt else doc
-
-
-def catalogue_markdown():
-    """The message tables of SPEC.md (between <!-- messages --> and <!-- /messages -->)."""
-    out = ["### Commands (CMD body: u8 id, then the arguments)", "",
-           "| id | command | role | arguments | reply data (after status 0) | description |",
-           "|---:|---|---|---|---|---|"]
-    for row in MESSAGES:
-        if row[2] != DIR_CMD:
-            continue
-        cid, name, _, fmt, doc = row
-        rfmt = COMMAND_REPLY[cid]
-        rdoc = ""
-        for r in MESSAGES:
-            if r[0] == cid and r[2] == DIR_REPLY:
-                rdoc = r[4]
-        desc = _text(fmt, doc)
-        if rfmt:
-            desc += ". Reply: " + _text(rfmt, rdoc)
-        out.append("| %d | `%s` | %s | %s | %s | %s |" % (
-            cid, name, ROLES[COMMAND_ROLE[cid]], _fields(fmt, doc), _fields(rfmt, rdoc), desc))
-    out += ["", "### Event entries (EVENT body: 4 bytes op, a, b, c each; unused bytes are 0)", "",
-            "| op | event | a, b, c | description |", "|---:|---|---|---|"]
-    for row in MESSAGES:
-        if row[2] == DIR_EVENT:
-            out.append("| %d | `%s` | %s | %s |" % (row[0], row[1], _fields(row[3], row[4]),
-                                                    _text(row[3], row[4])))
-    out += ["", "### Reply status codes", "", "| code | name | meaning |", "|---:|---|---|"]
-    for code, name, doc in ERRORS:
-        out.append("| %d | `%s` | %s |" % (code, name, doc))
-    out += ["", "### Capability bits (identify reply)", "", "| bit | name | meaning |",
-            "|---:|---|---|"]
-    for bit, name, doc in CAPABILITIES:
-        out.append("| 0x%02X | `%s` | %s |" % (bit, name, doc))
-    out += ["", "### Frame types", "", "| TYPE | name | direction | body |", "|---:|---|---|---|"]
-    for t, name, way, doc in FRAME_TYPES:
-        out.append("| %d | `%s` | %s | %s |" % (t, name, way, doc))
-    return "\n".join(out) + "\n"
-
-
-def update_spec(path):
-    """Rewrite the generated part of SPEC.md at path; True if it changed."""
-    with open(path) as f:
-        text = f.read()
-    a = text.index(SPEC_BEGIN) + len(SPEC_BEGIN)
-    b = text.index(SPEC_END)
-    new = text[:a] + "\n" + catalogue_markdown() + text[b:]
-    if new != text:
-        with open(path, "w") as f:
-            f.write(new)
-    return new != text
-
-
-SPEC_BEGIN = "<!-- messages -->"
-SPEC_END = "<!-- /messages -->"
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["--update-spec"]:
-        import os
-
-        spec = os.path.join(os.path.dirname(os.path.abspath(__file__)), "SPEC.md")
-        print("updated" if update_spec(spec) else "up to date", spec)
-    else:
-        sys.stdout.write(catalogue_markdown())

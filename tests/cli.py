@@ -28,10 +28,11 @@ class Sim:
     """`facedown sim ARGS...` running in the background: .port, .lines (what it printed so
     far), .proc; stop() ends it as Ctrl-C does."""
 
-    def __init__(self, *argv, timeout=30):
+    def __init__(self, *argv, timeout=30, extra_env=None):
         self.argv = [str(a) for a in argv]
         self.proc = subprocess.Popen([FACEDOWN, "sim"] + self.argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, env=env(),
+                                     stderr=subprocess.STDOUT, text=True,
+                                     env=env(**(extra_env or {})),
                                      start_new_session=True)
         self.lines = []
         self.port = None

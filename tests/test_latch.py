@@ -172,7 +172,7 @@ def test_a_read_only_command_s_fault_does_not_latch():
     def broken(offset):
         raise ValueError("a bug in telemetry")
 
-    s.dev.handlers["telemetry"] = broken
+    s.dev.cmd_telemetry = broken  # (the device finds a handler as cmd_<name> first)
     code, message = s.call("telemetry", 0)
     assert code == wire.FAULT and message == "internal fault: ValueError('a bug in telemetry')"
     assert s.dev.latched is None

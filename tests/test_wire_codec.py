@@ -18,6 +18,7 @@ SPEC = os.path.join(PROTOCOL, "SPEC.md")
 BIN = os.path.dirname(sys.executable)
 
 import wire as W  # noqa: E402
+from facedown import spec as S  # noqa: E402  (the prose of the tables, SPEC.md's generator)
 
 # Tests whose property holds except when a false frame passes its CRC (2**-16 per false SYNC)
 # run derandomized, so the suite cannot flake.
@@ -460,13 +461,13 @@ def test_seq_and_rto():
 
 # --- the catalogue, identify and SPEC.md --------------------------------------------------------
 def test_catalogue_table_is_consistent():
-    keys = [(row[0], row[2]) for row in W.MESSAGES]
+    keys = [(row[0], row[2]) for row in S.MESSAGES]
     assert len(keys) == len(set(keys)), "duplicate (id, direction)"
-    cmds = {r[0] for r in W.MESSAGES if r[2] == W.DIR_CMD}
-    replies = {r[0] for r in W.MESSAGES if r[2] == W.DIR_REPLY}
+    cmds = {r[0] for r in S.MESSAGES if r[2] == W.DIR_CMD}
+    replies = {r[0] for r in S.MESSAGES if r[2] == W.DIR_REPLY}
     assert cmds == replies == set(range(1, 27))
     assert len(W.COMMAND_IDS) == len(cmds)
-    for cid, name, direction, fmt, doc in W.MESSAGES:
+    for cid, name, direction, fmt, doc in S.MESSAGES:
         assert direction in (W.DIR_CMD, W.DIR_REPLY, W.DIR_EVENT)
         assert 1 <= cid <= 255 and re.fullmatch(r"[a-z_]+", name)
         assert set(fmt) <= set("BHIsy")
@@ -474,7 +475,7 @@ def test_catalogue_table_is_consistent():
         if direction == W.DIR_EVENT:
             assert len(fmt) <= 3 and set(fmt) <= {"B"}
         if fmt:
-            names = W.arg_names(fmt, doc)
+            names = S.arg_names(fmt, doc)
             assert len(names) == len(fmt) and all(re.fullmatch(r"[a-z_]+", n) for n in names), (
                 name, direction, names)
     for table in (W.ERRORS, W.CAPABILITIES, W.FRAME_TYPES):
@@ -507,7 +508,7 @@ def test_fault_event_names_every_fault_kind_by_its_code():
     """The fault event's description (SPEC.md) lists exactly the firmware's fault table."""
     from shoe import faults as F
 
-    doc = [r[4] for r in W.MESSAGES if r[2] == W.DIR_EVENT and r[1] == "fault"][0]
+    doc = [r[4] for r in S.MESSAGES if r[2] == W.DIR_EVENT and r[1] == "fault"][0]
     listed = re.search(r"kind (1 .*?); dest", doc).group(1)
     pairs = [p.strip().split(" ", 1) for p in listed.split(",")]
     assert [(int(n), k) for n, k in pairs] == [(row[0], row[1]) for row in F.FAULTS]
@@ -528,8 +529,8 @@ def test_identify_chunks_reassemble_the_catalogue(fw, dev):
     assert doc == W.catalogue_json()
     cat = json.loads(doc)
     assert cat["protocol"] == W.PROTOCOL_VERSION and cat["max_body"] == W.MAX_BODY
-    assert cat["messages"] == [[r[0], r[1], r[2], r[3], W.arg_names(r[3], r[4])]
-                               for r in W.MESSAGES]
+    assert cat["messages"] == [[r[0], r[1], r[2], r[3], S.arg_names(r[3], r[4])]
+                               for r in S.MESSAGES]
     assert cat["errors"] == [list(r[:2]) for r in W.ERRORS]
     assert cat["capabilities"] == [list(r[:2]) for r in W.CAPABILITIES]
 
@@ -546,10 +547,10 @@ def spec_text():
 
 def test_spec_message_tables_are_generated_from_messages():
     text = spec_text()
-    assert text.count(W.SPEC_BEGIN) == 1 and text.count(W.SPEC_END) == 1
-    inside = text[text.index(W.SPEC_BEGIN) + len(W.SPEC_BEGIN):text.index(W.SPEC_END)]
-    assert inside == "\n" + W.catalogue_markdown(), \
-        "SPEC.md is stale: run `.venv/bin/python protocol/wire.py --update-spec`"
+    assert text.count(S.SPEC_BEGIN) == 1 and text.count(S.SPEC_END) == 1
+    inside = text[text.index(S.SPEC_BEGIN) + len(S.SPEC_BEGIN):text.index(S.SPEC_END)]
+    assert inside == "\n" + S.catalogue_markdown(), \
+        "SPEC.md is stale: run `.venv/bin/python -m facedown.spec --update-spec`"
 
 
 def hexline(data):

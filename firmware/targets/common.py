@@ -6,9 +6,12 @@
 # that is in none), and nothing here imports a module that a target leaves out
 # (tests/test_build.py).
 module("main.py")  # kept as source: the board boots it
-module("device.py")
+module("device.py")  # the dispatch and the reply cache
+module("events.py")  # the events kept until acknowledged
+module("play.py")  # the hand's commands
 module("version.py")  # the release's version (identify)
 module("rare.py")  # the device's rare paths, imported on demand
+module("history.py")  # the history command, imported on demand
 module("link.py")
 module("session.py")
 module("integrity.py")
@@ -16,7 +19,7 @@ module("journal.py")
 module("recorder.py")
 module("audit.py")
 module("panel.py")
-module("wire.py")  # protocol/wire.py without its prose (build.device_wire)
+module("wire.py")  # protocol/wire.py, as it is (its tables carry no prose)
 package("shoe")  # the rules engine: pure logic
 module("hal/__init__.py")
 module("hal/store.py")

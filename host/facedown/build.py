@@ -3,19 +3,18 @@ less RAM than compiling source at import), main.py kept as source to boot from.
 
 build_image(dest, march, target=) lays out what a target's shoe holds: the files its manifest
 (firmware/targets/<target>.py: TARGETS) names, from firmware/* at the root, protocol/wire.py
-(compiled: wire.mpy; its prose left out, device_wire) and hardware/pinmap.json. A Pico's image
+(compiled: wire.mpy, as it is: its tables carry no prose, facedown.spec has it) and hardware/pinmap.json. A Pico's image
 ("pico") carries no simulator code, the virtual shoe's ("sim") no rp2 hardware face. Each .mpy embeds its path in the image (mpy-cross -s), not the build
 folder's, so the same sources and mpy-cross give the same bytes wherever they are built
 (facedown verify compares hashes)."""
 
-import ast
 import os
 import shutil
 import subprocess
 import sys
 
 from .errors import UserError
-from .firmware import ROOT  # the one root: a checkout, or the wheel's copy
+from .firmware import FIRMWARE, PROTOCOL, ROOT  # the one root: a checkout, or the wheel's copy
 
 KEEP_SOURCE = ("main.py", "boot.py")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.mpy", ".*")
@@ -56,53 +55,14 @@ def compile_folder(folder, march=None):
     return out
 
 
-# protocol/wire.py's tables whose last column is prose for SPEC.md (column index), and where its
-# host-only part (the SPEC generator) begins
-PROSE = {"MESSAGES": 4, "FRAME_TYPES": 3, "ERRORS": 2, "CAPABILITIES": 2}
-HOST_ONLY = "# --- SPEC.md tables (host only"
-
-
-def device_wire(text):
-    """protocol/wire.py as a shoe's image holds it: the same codec and tables, but the prose of
-    the message, frame-type, error and capability tables (SPEC.md has it; the catalogue the
-    device serves never carried it) cut to the field names the catalogue takes, and the SPEC
-    generator left out. About 9 KB of strings a Pico would hold in RAM. Line numbers stay."""
-    cut = text.find(HOST_ONLY)
-    if cut < 0:
-        raise UserError("protocol/wire.py: no %r line to end the device's copy at" % HOST_ONLY)
-    data = text[:cut].encode("utf-8")
-    starts = [0]
-    for line in data.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    edits = []
-    for node in ast.parse(data).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else None
-        if not (isinstance(target, ast.Name) and target.id in PROSE and
-                isinstance(node.value, ast.Tuple)):
-            continue
-        col = PROSE[target.id]
-        for row in node.value.elts:
-            doc = row.elts[col]
-            if not (isinstance(doc, ast.Constant) and isinstance(doc.value, str)):
-                raise UserError("protocol/wire.py: %s row at line %d: its prose is not a string"
-                                % (target.id, row.lineno))
-            short = ""
-            if target.id == "MESSAGES" and row.elts[3].value:  # the field names, as arg_names
-                short = doc.value.split(": ", 1)[0] + ": "  # reads them
-            edits.append((starts[doc.lineno - 1] + doc.col_offset,
-                          starts[doc.end_lineno - 1] + doc.end_col_offset,
-                          repr(short) + "\n" * (doc.end_lineno - doc.lineno)))
-    if len(edits) < 4:
-        raise UserError("protocol/wire.py: the prose tables were not found")
-    for a, b, new in sorted(edits, reverse=True):
-        data = data[:a] + new.encode("utf-8") + data[b:]
-    return data.decode("utf-8")
-
-
 def image_sources(root=ROOT):
-    """Where an image's files come from: (source, destination in the image) pairs."""
-    return [(os.path.join(root, "firmware"), ""),
-            (os.path.join(root, "protocol", "wire.py"), "wire.py"),
+    """Where an image's files come from: (source, destination in the image) pairs. For the
+    host's own root, the firmware and protocol folders are those FACEDOWN_FIRMWARE and
+    FACEDOWN_PROTOCOL name, if set (facedown.firmware: what the host itself loads)."""
+    firmware = FIRMWARE if root == ROOT else os.path.join(root, "firmware")
+    protocol = PROTOCOL if root == ROOT else os.path.join(root, "protocol")
+    return [(firmware, ""),
+            (os.path.join(protocol, "wire.py"), "wire.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json")]
 
 
@@ -191,7 +151,7 @@ def check_targets(root=ROOT, sources=None):
 
 def lay_out(dest, root=ROOT, target=None, march=None):
     """Copy what target's image holds (its manifest's files) into folder dest, over what it
-    holds (wire.py as device_wire makes it), uncompiled: the one layout facedown image, deploy
+    holds, uncompiled: the one layout facedown image, deploy
     and the virtual shoe share (so a virtual shoe's files hash as a built image's). target
     (TARGETS) defaults to "pico" for march armv6m and to "sim" otherwise. Returns the files."""
     if target is None:
@@ -202,13 +162,7 @@ def lay_out(dest, root=ROOT, target=None, march=None):
     for rel in files:
         src, to = sources[rel], os.path.join(dest, rel)
         os.makedirs(os.path.dirname(to), exist_ok=True)
-        if rel == "wire.py":
-            with open(src, encoding="utf-8") as f:
-                text = device_wire(f.read())
-            with open(to, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            shutil.copyfile(src, to)
+        shutil.copyfile(src, to)
     return files
 
 

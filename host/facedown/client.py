@@ -5,6 +5,7 @@ for a virtual shoe on a pseudo-terminal."""
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -75,8 +76,10 @@ class Client:
     ACK_FRAMES = 4    # an ACK at least every this many event frames
     ACK_QUIET = 0.03  # or once the line has been quiet this long (seconds)
     ACK_DELAY = 0.02  # or when the oldest event frame not ACKed has waited this long
-    TIMED = ("identify", "status", "ping", "resume")  # replies that do not wait on the mechanism
-    MOVES = ("deal", "street", "draw", "report", "hand", "config", "recover", "end")
+    # from the command table's flags (wire.COMMANDS): replies that never wait on the mechanism
+    # (RTT samples), and commands that may move cards first (waited for longer)
+    TIMED = W.commands_with(W.TIMED)
+    MOVES = W.commands_with(W.MOVES)
     MOVE_WAIT = 0.3   # seconds before a command that moves cards is sent again
     def __init__(self, port, on_event=None, timeout=10.0, baud=W.BAUD):
         self.path = port
@@ -226,8 +229,8 @@ class Client:
                 return
             for i, entry in enumerate(entries):
                 number = first + i
-                if self.credentials is not None and entry[0] == 1 and entry[1] == W.HIDDEN \
-                        and number > self.last_event:
+                if self.credentials is not None and number > self.last_event and \
+                        _hidden_move(entry):
                     # sent while the shoe had no session for us (it restarted): not the stream
                     # this client logs in for; not acknowledged, taken again, whole, once it
                     # has logged in (resume)
@@ -391,11 +394,15 @@ class Client:
                 self.session = None
                 self.credentials = None
 
-    def identify(self, catalogue=False):
+    def identify(self, catalogue=False, check=True):
         """The handshake: versions, device id, capabilities, and (if asked: it is several KB)
-        the message catalogue."""
+        the message catalogue. With check (all but deploy, which is how a shoe gets the
+        matching firmware), a shoe whose catalogue differs from this host's for a command it
+        sends is refused (check_catalogue): its first chunk's digest is compared, and only when
+        it differs is the whole document read and compared row by row."""
         chunks = []
         offset = 0
+        whole = catalogue  # read the whole document
         while True:
             version, firmware, device_id, caps, chunk = self.call("identify", offset)
             if version != W.PROTOCOL_VERSION:
@@ -406,11 +413,16 @@ class Client:
                 break
             chunks.append(bytes(chunk))
             offset += len(chunk)
-            if not catalogue:
+            if check and offset == len(chunk) and served_digest(chunk) != own_digest():
+                whole = True  # (an older shoe's has no digest: compared too)
+            if not whole:
                 break
+        served = json.loads(b"".join(chunks).decode()) if whole else None
+        if check and served is not None:
+            check_catalogue(served, firmware)
         self.info = {"protocol": version, "firmware": firmware, "device_id": device_id,
                      "capabilities": [row[1] for row in W.CAPABILITIES if caps & row[0]],
-                     "catalogue": json.loads(b"".join(chunks).decode()) if catalogue else None}
+                     "catalogue": served if catalogue else None}
         return self.info
 
     def resume(self):
@@ -467,6 +479,57 @@ class Client:
             self.ack_due = False
             self.unacked = 0
             self._write(W.ACK, 0, W.encode_ack(self.last_event))
+
+
+def _hidden_move(entry):
+    """A move event whose card is hidden (sent to a link without a table session)."""
+    kind, fields = W.event_fields(entry)
+    return kind == "move" and fields["card"] == W.HIDDEN
+
+
+_DIGEST = []
+
+
+def own_digest():
+    """The digest of this host's catalogue (wire.catalogue_digest), as a shoe's opens with."""
+    if not _DIGEST:
+        _DIGEST.append(json.loads(W.catalogue_json())["digest"])
+    return _DIGEST[0]
+
+
+def served_digest(first_chunk):
+    """The digest a catalogue document's first chunk names (None: an older shoe's, without)."""
+    m = re.search(rb'"digest": "([0-9a-f]+-[0-9]+)"', first_chunk)
+    return m.group(1).decode() if m else None
+
+
+def _row_text(row):
+    fmt, names = row[3], row[4]
+    return "id %d, %s %s" % (row[0], "format %r" % fmt if fmt else "no fields",
+                            "(%s)" % ", ".join(names) if names else "")
+
+
+def check_catalogue(served, firmware="?"):
+    """Klipper's format check: every command this host sends (its arguments and its reply) and
+    every event kind it decodes must be the same in the shoe's served catalogue: the same id,
+    format and field names. A shoe that lacks one, or has it otherwise, is refused with one
+    line naming the first that differs (a command the host does not know is no matter)."""
+    theirs = {}
+    for row in served.get("messages") or ():
+        theirs[(row[1], row[2])] = row
+    for row in json.loads(W.catalogue_json())["messages"]:
+        name, way = row[1], row[2]
+        other = theirs.get((name, way))
+        if other is not None and list(other[:1]) + list(other[3:5]) == [row[0]] + row[3:5]:
+            continue
+        what = {"cmd": "the command %s" % name, "reply": "the reply to %s" % name,
+                "event": "the event %s" % name}[way]
+        raise UserError(
+            "the shoe's firmware %s does not match this host for %s: the shoe has %s, this "
+            "host %s" % (firmware, what, _row_text(other) if other else "none",
+                         _row_text(row).strip()),
+            hint="deploy the firmware matching this host to the shoe (facedown deploy), or "
+                 "use the facedown release that matches firmware %s" % firmware)
 
 
 def connect(port, key=None, role="maintenance", backlog=False, cls=Client, stored=False,

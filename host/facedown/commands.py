@@ -11,6 +11,7 @@ from . import view
 from .client import Client, LinkDown, ShoeError
 from .engine import firmware_imports, wire
 from .errors import UserError
+from .events import BETTING_KINDS, decode, describe
 
 W = wire()
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
@@ -736,48 +737,6 @@ def report(args):
     return run_shoe(args, lambda c: c.call("report", what, args.seat, args.card))
 
 
-def describe(entry, hand, rules):
-    """One event as a line of text."""
-    fw = firmware_imports()
-    op, a, b, c = entry[0], entry[1], entry[2], entry[3]
-    z = fw.zones
-    if op == z.OP_MOVE:
-        src = "" if b == z.STUB else " from %s" % z.zone_name(b)
-        return "%s%s -> %s%s" % ("??" if a == W.HIDDEN else fw.cards.name(a), src, z.zone_name(c & 0x7F),
-                                 " (face up)" if c & 0x80 else "")
-    if op == z.OP_SHUFFLE:
-        return "face-down reshuffle of %d cards" % b
-    if op == z.OP_CUT:
-        return "cut"
-    if op == z.OP_PROC:
-        return "PROCEDURE %s %s%s: %s" % (fw.procedures.rule(a, rules), fw.procedures.pid(a),
-                                         " (seat %d)" % b if b else "", fw.procedures.text(a))
-    if op == z.OP_ACTION:
-        return "seat %d %s%s" % (a, ACTIONS[b & 0x7F] if b & 0x7F < len(ACTIONS) else b,
-                                 " (out of turn)" if b & 0x80 else "")
-    if op == z.OP_STACK:
-        return "seat %d's stack at the start of the hand:" % a
-    if op == z.OP_BET:
-        return "  ... to %d" % (a | b << 8 | c << 16)
-    if op == z.OP_REMOVE:
-        return "%s removed from play" % fw.cards.name(a)
-    if op == z.OP_PICK:
-        return "random pick among %d cards" % b
-    if op == z.OP_STATUS:
-        return "hand %d is %s" % (hand, ("dealing", "complete", "MISDEAL", "VOID")[a])
-    if op == z.OP_FAULT:
-        F = firmware_imports().faults
-
-        e = {"dest": z.zone_name(b) if b != z.NOWHERE else None, "retries": c}
-        return "FAULT %s%s: the shoe stopped; %s" % (F.kind(a), view.fault_where(e),
-                                                    F.advice(a))
-    return "event %r" % (bytes(entry),)
-
-
-BETTING_OPS = (firmware_imports().zones.OP_ACTION, firmware_imports().zones.OP_BET,
-               firmware_imports().zones.OP_STACK, firmware_imports().zones.OP_STATUS)
-
-
 def watch(args):
     """The live table: redrawn as each event arrives (on a terminal), or one line per event
     (--lines, or when the output is not a terminal)."""
@@ -785,7 +744,6 @@ def watch(args):
     from .mirror import Mirror
 
     state = {"rules": "tda2024", "mirror": None, "hand": None, "last": "", "screen": None}
-    fw = firmware_imports()
 
     def fresh(client):
         st = client.status()
@@ -803,9 +761,10 @@ def watch(args):
 
     def on_event(number, hand, entry):
         line = "#%-6d hand %-4d %s" % (number, hand, describe(entry, hand, state["rules"]))
-        if entry[0] == fw.zones.OP_FAULT:
+        kind = decode(entry)[0]
+        if kind == "fault":
             state["fault"] = True  # the shoe's own words for it are read below (status)
-        if entry[0] in BETTING_OPS and state.get("betting", True) is not None:
+        if kind in BETTING_KINDS and state.get("betting", True) is not None:
             state["bets"] = True  # the pot and the turn are read below (status); events that
             # come with the connection, before the table is first read, count too
         if state["screen"] is None:

@@ -15,6 +15,7 @@ import sys
 import time
 
 from . import engine, view
+from .events import decode, describe
 from .firmware import SCENARIOS
 from .replay import load, replay
 
@@ -175,16 +176,15 @@ class Demo:
 
     # events arrive here, live, while the shoe deals
     def on_event(self, number, hand, entry):
-        from .commands import describe
-
         self.events += 1
         if self.mirror is None or hand != self.hand_no:
             return
         self.mirror.apply(entry)
-        if entry[0] == 1:
+        kind, fields = decode(entry)
+        if kind == "move":
             self.moves += 1
-        if entry[0] == 4:
-            self.procedures[self.fw.procedures.pid(entry[1])] += 1
+        if kind == "procedure":
+            self.procedures[self.fw.procedures.pid(fields["procedure"])] += 1
         self.last_line = describe(entry, hand, self.args.rules)
         self.redraw()
 

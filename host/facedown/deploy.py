@@ -489,7 +489,7 @@ class Maintenance:
         client = Client(self.port, timeout=self.timeout).open()
         try:
             try:
-                self.info = client.identify()
+                self.info = client.identify(check=False)  # (deploy brings the match)
             except LinkDown:  # no protocol: a REPL slow to answer the probe?
                 client.close()
                 if self.at_repl(2.0):

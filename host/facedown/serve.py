@@ -27,8 +27,9 @@ import time
 
 from . import served
 from .client import Client, LinkDown, ShoeError
-from .engine import firmware_imports, wire
+from .engine import wire
 from .errors import UserError
+from .events import mask  # noqa: F401  (an entry as a link without a table session sees it)
 
 W = wire()
 TABLE_TTL = 12 * 3600     # a table login to the server lasts as long as one on the shoe
@@ -37,16 +38,6 @@ LEASE_S = 5.0             # a relayed ACMD's frame must follow its seq within th
 BACKLOG = 20000           # events kept for watchers that ask for the backlog
 OUTQ = 20000              # messages queued for one slow client before it is dropped
 KEEPALIVE_S = 2.0         # an idle line is pinged this often (in session: a restart shows)
-
-
-def mask(entry):
-    """An event entry as the shoe sends it to anyone without a table session (device.py
-    _mask_events): a card going face down anywhere but the board becomes HIDDEN."""
-    z = firmware_imports().zones
-    op, b, c = entry[0], entry[2], entry[3]
-    if op == z.OP_MOVE and not c & 0x80 and c != z.BOARD:
-        return bytes((op, W.HIDDEN, b, c))
-    return bytes(entry)
 
 
 class NullSink:

