@@ -13,6 +13,7 @@ module("link.py")
 module("session.py")
 module("integrity.py")
 module("journal.py")
+module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
 module("recorder.py")
 module("audit.py")
 module("panel.py")
