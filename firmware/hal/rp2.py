@@ -43,7 +43,6 @@
 # same stock _boot.py mounts littlefs over the rest, and the journal's blocks are reserved the
 # same way.
 import sys
-import time
 
 import machine
 import rp2
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
 from hal.rp2mech import (UsbPort, MechanismFault, ROSC_RANDOMBIT, WATCHDOG_CTRL_CLR,
                          WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, step_pulses
+from hal.base import Clock, Hal
 from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
 from shoe.compat import release
@@ -70,22 +70,12 @@ BEEP_OK_MS = 60
 BEEP_REFUSED_MS = 400
 BEEP_ALARM_MS = 1000       # a stop: the operator is needed
 
-__all__ = ["Rp2Hal", "MechanismFault"]
+__all__ = ["Rp2Hal", "MechanismFault", "Clock"]
 
 
-class Clock:
-    """time's ticks API (the functions themselves: no Python call in between)."""
+class Rp2Hal(Hal):
+    """The Pico's face of the hardware layer (hal/base.py declares the interface)."""
 
-    def __init__(self):
-        self.ticks_ms = time.ticks_ms
-        self.ticks_us = time.ticks_us
-        self.ticks_diff = time.ticks_diff
-        self.ticks_add = time.ticks_add
-        self.sleep_ms = time.sleep_ms
-
-
-class Rp2Hal:
-    simulated = False
     if TYPE_CHECKING:  # what the wiring sets (hal/rp2wire.py), for the type checker
         timing = None  # type: Any
         sm = None  # type: Any

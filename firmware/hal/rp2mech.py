@@ -414,6 +414,7 @@ class Mechanism:
     watchdog; motor_volts: returns the motor supply in volts (or None: not checked)."""
 
     double_route = ROUTE_REJECT
+    fired = 0  # faults the simulator injected (hal/simmech.py counts them; telemetry): none here
 
     def __init__(self, stepper, beams, reader, diverter, clock, t, tick=None, motor_volts=None,
                  min_volts=0):

@@ -20,6 +20,7 @@ module("panel.py")
 module("wire.py")  # protocol/wire.py without its prose (build.device_wire)
 package("shoe")  # the rules engine: pure logic
 module("hal/__init__.py")
+module("hal/base.py")  # the hardware layer's interface, its defaults, the Clock
 module("hal/store.py")
 module("hal/reserve.py")
 module("hal/flashdev.py")  # RamFlash: a locked shoe's journal in RAM
