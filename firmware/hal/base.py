@@ -19,13 +19,6 @@
 # Kept small: a Pico holds every imported module's bytecode in its heap.
 import time
 
-try:
-    from typing import TYPE_CHECKING  # type: ignore
-except ImportError:  # MicroPython
-    TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any  # noqa: F401  (type comments)
-
 
 class Clock:
     """time's ticks API, bound once (no Python call in between): ticks_ms, ticks_us,
@@ -71,7 +64,7 @@ class Hal:
     def maintenance_switch(self):
         return False
 
-    def presses(self):  # type: () -> Any
+    def presses(self):  # type: () -> tuple
         return ()
 
     def floor_key(self):
