@@ -254,7 +254,8 @@ print(json.dumps(OUT))
 
 # The Pico's face (same folder): the firmware booted as main.py boots it on a Pico, over the
 # tests' fakes of machine and rp2 (built into the Pico's firmware: imported first, outside the
-# figures): Rp2Hal built from the pin map (its loader and validator released, as on a shoe),
+# figures): Rp2Hal built from the image's board module (board.py, the pin map checked and its
+# budget worked out when the image was built; released after the wiring, as on a shoe),
 # the boot check, then Device and Link. One process, in boot order, so that the qstr pools
 # grow where they would (a pool's allocation is a step of several KB in whichever import
 # crosses its end).
@@ -329,7 +330,7 @@ def largest_free():
 
 try:
     from hal.rp2 import Rp2Hal
-    hal = Rp2Hal("pinmap.json", clock=machine.Clock(), journal=rp2.Flash(start=1024 * 1024))
+    hal = Rp2Hal(clock=machine.Clock(), journal=rp2.Flash(start=1024 * 1024))  # board.py
     OUT["hal"] = live()
     OUT["carousel"] = hal.carousel is not None
     from integrity import boot

@@ -27,28 +27,7 @@ import hashlib
 import json
 from array import array
 
-
-def _crc_table():
-    t = array("H", [0] * 256)
-    for i in range(256):
-        c = i << 8
-        for _ in range(8):
-            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
-        t[i] = c & 0xFFFF
-    return t
-
-
-_CRC = _crc_table()
-
-
-def crc16(data):
-    """CRC-16/CCITT-FALSE, as the protocol's (poly 0x1021, init 0xFFFF). Its own table here:
-    importing the protocol module would cost a storage layer (and its tests) 30 KB of heap."""
-    c = 0xFFFF
-    t = _CRC
-    for b in data:
-        c = ((c << 8) & 0xFF00) ^ t[((c >> 8) ^ b) & 0xFF]
-    return c
+from crc import crc16  # the house's CRC-16 (crc.py), the protocol's too
 
 BLOCK = 4096
 PAGE = 256

@@ -215,7 +215,8 @@ def render_pinmap(data):
     spare = {sp["gpio"]: sp for sp in data.get("spare", [])}
     out = ["# Pin map: the reference shoe (revision %s)" % data.get("revision", "?"), "",
            "Generated from [`pinmap.json`](pinmap.json) by [`render.py`](render.py): do not edit. The firmware "
-           "reads the same JSON (deployed next to `main.py`, loaded by `firmware/hal/pins.py`); change the JSON, "
+           "reads the same JSON: `facedown image` checks it with `firmware/hal/pins.py`, works out its timing budget "
+           "and gives a Pico's image a `board.py` made from it (the virtual shoe reads the JSON); change the JSON, "
            "then run `python hardware/render.py` (`--check` fails when this file is stale).", "",
            data["board"].get("description", ""), "",
            "Board: %s, %s, %s V logic. Host link: %s." % (

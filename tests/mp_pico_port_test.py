@@ -16,7 +16,7 @@ if sys.implementation.name != "micropython" and __name__ == "mp_pico_port_test" 
     pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
-from mp_rp2_world import PINS, main  # noqa: E402
+from mp_rp2_world import PINS, main, pin_map  # noqa: E402
 
 
 def boot_storage(mount=MOUNT):
@@ -413,9 +413,7 @@ def _run_main(cdc, switch=False, end_s=3.0):
     class Sim:
         @staticmethod
         def SimHal():
-            if PINS:
-                sys.modules["hal.pins"] = PINS[0]
-            hal = Hal(PINMAP, clock=M.Clock(), root=root, journal=journal_stand_in())
+            hal = Hal(lambda: pin_map(PINMAP), clock=M.Clock(), root=root, journal=journal_stand_in())
             made.append(hal)
             World(hal.timing)
             return hal

@@ -24,6 +24,8 @@ from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT,  #
                          UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
 from hal import stepper_pio as SP  # noqa: E402
 from shoe import cards as C  # noqa: E402
+from shoe.compat import release  # noqa: E402
+from hal.pinview import PinMap  # noqa: E402
 
 PINMAP = ROOT + "/hardware/pinmap.json"
 
@@ -265,19 +267,38 @@ def journal_stand_in():
     return rp2.Flash(start=rp2.STORAGE_BYTES - STAND_IN * 4096)
 
 
-def fresh(pinmap=PINMAP, root="", journal=None, stock=False):
+def pin_map(path=PINMAP, drop_checker=False):
+    """The pin map as the wiring reads it (hal.pins.load, descriptions dropped; the checks are
+    the host's: tests/test_hardware.py, facedown.build), its loader let go again: a Pico's image carries the board module facedown.build makes from the map instead
+    (board.py), and Rp2Hal() reads that."""
+    if PINS:
+        sys.modules["hal.pins"] = PINS[0]
+    from hal import pins
+
+    pm = pins.load(path, check=False, text=False)  # (checked on the host, as board.py is)
+    # hal.pinview's PinMap with the budget worked out, as board.py gives it: nothing of the
+    # checker stays referenced by it, and with drop_checker the checker leaves the heap before
+    # the wiring (as a Pico never holds it: the carousel's cases need the room)
+    view = PinMap(pm.data, pm.budget())
+    pm = pins = None
+    if drop_checker:
+        del PINS[:]
+    release("hal.pins")
+    return view
+
+
+def fresh(pinmap=PINMAP, root="", journal=None, stock=False, drop_checker=False):
     """A Pico's HAL. stock: on the littlefs of the storage region (boot_storage() first), the
     journal in the blocks it reserves there, as on a shoe; otherwise on journal (default: the
     stand-in), the store in root."""
     board.reset()
     board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
-    if PINS:
-        sys.modules["hal.pins"] = PINS[0]
     if stock:
         root, journal = MOUNT, None
     elif journal is None:
         journal = journal_stand_in()
-    hal = Rp2Hal(pinmap, clock=machine.Clock(), root=root, journal=journal)
+    hal = Rp2Hal(lambda: pin_map(pinmap, drop_checker), clock=machine.Clock(), root=root,
+                 journal=journal)
     assert "hal.pins" not in sys.modules, "the HAL keeps the pin map's loader"
     world = World(hal.timing)
     return world, hal

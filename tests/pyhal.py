@@ -4,13 +4,19 @@ simulator's mechanism and a journal in RAM, with the shoe's files in a folder.""
 import os
 import time
 
+from hal.base import Clock as BaseClock, Hal
 from hal.flashdev import RamFlash
 from hal.simmech import SimMech
 from hal.store import DirStore
 from shoe.rng import SeededRandom
 
 
-class Clock:
+class Clock(BaseClock):
+    """The clock under CPython, which has no ticks API."""
+
+    def __init__(self):
+        pass
+
     def ticks_ms(self):
         return int(time.monotonic() * 1000)
 
@@ -19,7 +25,9 @@ class Clock:
         return a - b
 
 
-class PyHal:
+class PyHal(Hal):
+    """The tests' face of the hardware layer (hal/base.py declares the interface)."""
+
     simulated = True
 
     def __init__(self, folder, device_id="sim-test", flash=None, seed="pyhal"):

@@ -14,8 +14,8 @@ from facedown.errors import UserError
 
 SIM_ONLY = ("hal/sim.py", "hal/simmech.py", "hal/simstops.py", "hal/simcarousel.py",
             "scenario.py")
-PICO_ONLY = ("hal/rp2.py", "hal/rp2mech.py", "hal/pins.py", "hal/stepper_pio.py",
-             "hal/led_pio.py", "hal/carousel_rp2.py")
+PICO_ONLY = ("hal/rp2.py", "hal/rp2mech.py", "hal/pinview.py", "hal/stepper_pio.py",
+             "hal/led_pio.py", "hal/carousel_rp2.py", "board.py")
 
 
 def test_the_pico_image_has_no_simulator_code(tmp_path):
@@ -24,8 +24,33 @@ def test_the_pico_image_has_no_simulator_code(tmp_path):
         assert rel[:-3] + ".mpy" not in files
     for rel in PICO_ONLY:
         assert rel[:-3] + ".mpy" in files
-    assert "main.py" in files and "wire.mpy" in files and "pinmap.json" in files
+    assert "main.py" in files and "wire.mpy" in files and "board.mpy" in files
     assert not any(f.startswith("targets/") for f in files)  # the manifests never ship
+    # the pin map is checked, and its budget worked out, on the host: the Pico reads board.py
+    assert "pinmap.json" not in files and "hal/pins.mpy" not in files
+
+
+def test_the_board_module_is_the_checked_pin_map(tmp_path):
+    """board.py holds the pin map the wiring reads (no prose) and the budget hal/pins.py works
+    out from it; a pin map with problems builds no image, with the problems in one line."""
+    import json
+
+    from hal import pins
+
+    with open(os.path.join(build.ROOT, "hardware", "pinmap.json")) as f:
+        text = f.read()
+    ns = {}
+    exec(build.board_module(text), ns)
+    data = json.loads(text)
+    assert ns["BUDGET"] == pins.budget(data)
+    pm = pins.PinMap(data)
+    for name in pm.names():
+        assert ns["MAP"]["signals"][pm.names().index(name)]["gpio"] == pm.gpio(name)
+    assert "description" not in repr(ns["MAP"]) and "connector" not in repr(ns["MAP"])
+    data["signals"][0]["gpio"] = 99
+    with pytest.raises(UserError) as e:
+        build.board_module(json.dumps(data))
+    assert "hardware/pinmap.json:" in str(e.value) and "99" in str(e.value)
 
 
 def test_the_virtual_shoe_image_has_no_rp2_face():
@@ -38,7 +63,7 @@ def test_every_firmware_file_ships_in_some_target():
     shipped = set()
     for target in TARGETS:
         shipped.update(manifest_files(target))
-    assert shipped == set(source_files())
+    assert shipped | set(build.BUILD_ONLY) == set(source_files())
 
 
 def _module_file(name, sources):

@@ -1,5 +1,6 @@
 # The shoe on a Raspberry Pi Pico: the simulator's HAL interface (hal/sim.py) over `machine` and
-# `rp2`. Everything is wired from hardware/pinmap.json (deployed next to main.py as pinmap.json);
+# `rp2`. Everything is wired from hardware/pinmap.json (the image carries it as board.py, checked
+# and its timing budget worked out on the host: facedown.build);
 # the logic lives in hal/rp2mech.py and hal/stepper_pio.py, which take these objects as
 # arguments, so the tests run it all on fakes.
 #
@@ -42,7 +43,6 @@
 # same stock _boot.py mounts littlefs over the rest, and the journal's blocks are reserved the
 # same way.
 import sys
-import time
 
 import machine
 import rp2
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 from hal.rp2mech import (UsbPort, MechanismFault, ROSC_RANDOMBIT, WATCHDOG_CTRL_CLR,
                          WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, step_pulses
+from hal.base import Clock, Hal
 from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
 from shoe.compat import release
@@ -69,22 +70,12 @@ BEEP_OK_MS = 60
 BEEP_REFUSED_MS = 400
 BEEP_ALARM_MS = 1000       # a stop: the operator is needed
 
-__all__ = ["Rp2Hal", "MechanismFault"]
+__all__ = ["Rp2Hal", "MechanismFault", "Clock"]
 
 
-class Clock:
-    """time's ticks API (the functions themselves: no Python call in between)."""
+class Rp2Hal(Hal):
+    """The Pico's face of the hardware layer (hal/base.py declares the interface)."""
 
-    def __init__(self):
-        self.ticks_ms = time.ticks_ms
-        self.ticks_us = time.ticks_us
-        self.ticks_diff = time.ticks_diff
-        self.ticks_add = time.ticks_add
-        self.sleep_ms = time.sleep_ms
-
-
-class Rp2Hal:
-    simulated = False
     if TYPE_CHECKING:  # what the wiring sets (hal/rp2wire.py), for the type checker
         timing = None  # type: Any
         sm = None  # type: Any
@@ -102,22 +93,24 @@ class Rp2Hal:
         led_sm = None  # type: Any
         led = None  # type: Any
 
-    def __init__(self, pinmap="pinmap.json", clock=None, root="", journal=None):
-        """root: the littlefs root ("": the working folder, / on a Pico); journal: a block
-        device to keep the journal on instead of the blocks reserved in littlefs (the tests
-        under CPython, which has no littlefs)."""
+    def __init__(self, pinmap=None, clock=None, root="", journal=None):
+        """pinmap: None for the board module the image carries (board.py, generated from
+        hardware/pinmap.json by facedown.build), or a function that returns a hal.pinview.PinMap
+        (the tests: hal.pins.load of a map file). root: the
+        littlefs root ("": the working folder, / on a Pico); journal: a block device to keep
+        the journal on instead of the blocks reserved in littlefs (the tests under CPython,
+        which has no littlefs)."""
         self.logs = []
         self.deck = None          # the order in the magazine is not known (no shuffler yet)
         self.clock = clock if clock is not None else Clock()
         from hal import rp2wire
 
         rp2wire.wire(self, pinmap)
-        # the pin map was read once; its loader and validator, and the wiring, give their RAM
-        # back
+        # the pin map was read once; its view and the wiring give their RAM back
         self.pm = None  # type: Any
         rp2wire = None
         release("hal.rp2wire")
-        release("hal.pins")
+        release("hal.pinview")
         import gc
 
         gc.collect()

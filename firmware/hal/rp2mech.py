@@ -39,7 +39,7 @@
 # the loaded stub (foreign, duplicate, joker): reject bin, returned as read. An unreadable card
 # (no valid report after the retries, "??", or under min_confidence): reject bin, returned as
 # nothing (the engine feeds the next card); it is listed in Mechanism.rejected.
-from journal import crc16
+from crc import crc16
 from shoe import cards as C
 from shoe.faults import (MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT, READER_FAULT,
                          DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR)
@@ -416,6 +416,7 @@ class Mechanism:
     watchdog; motor_volts: returns the motor supply in volts (or None: not checked)."""
 
     double_route = ROUTE_REJECT
+    fired = 0  # faults the simulator injected (hal/simmech.py counts them; telemetry): none here
 
     def __init__(self, stepper, beams, reader, diverter, clock, t, tick=None, motor_volts=None,
                  min_volts=0):

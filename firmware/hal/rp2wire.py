@@ -18,13 +18,26 @@ from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, ROUTE
                          ROUTE_REJECT)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from hal.led_pio import LED_HZ, StatusLed, ws2812
+from hal.pinview import PinMap
+from shoe.compat import release
 
 
-def wire(hal, pinmap):
-    """Every pin, the state machine, the UART, the PWM and the ADC, from the pin map."""
-    from hal import pins as P
+def wire(hal, pinmap=None):
+    """Every pin, the state machine, the UART, the PWM and the ADC, from the pin map: pinmap a
+    function that returns a hal.pinview.PinMap (the tests: hal.pins.load of a map file; called
+    here, so that nothing but this frame and hal.pm holds the map), or None for the board
+    module the image carries (board.py, generated from hardware/pinmap.json when the image was built: the
+    map checked and its budget worked out on the host, descriptions dropped). The Pico never
+    parses the pin map (its checker alone took 24 KB of the heap at power-up, and the parse
+    scattered the hardware layer's objects over the top of the heap)."""
+    if pinmap is None:
+        import board  # type: ignore  (made by facedown.build: no source in the checkout)
 
-    pm = P.load(pinmap, text=False)  # type: Any
+        pm = PinMap(board.MAP, board.BUDGET)  # type: Any
+        board = None
+        release("board")
+    else:
+        pm = pinmap()
     hal.pm = pm
     t = Timing(pm)
     hal.timing = t

@@ -9,6 +9,7 @@ import time
 
 from shoe.rng import SeededRandom
 from hal.simmech import SimMech
+from hal.base import Clock, Hal
 from hal.store import DirStore
 
 from journal import JOURNAL_BLOCKS
@@ -17,11 +18,6 @@ CAPS = 1 | 2  # wire.CAP_SIM | wire.CAP_JOURNAL
 LOG = "shoe.log"
 PANEL = "panel"  # the front panel's presses, written by the host's VirtualShoe.press
 PANEL_POLL_MS = 20
-
-
-class Clock:
-    ticks_ms = staticmethod(time.ticks_ms)
-    ticks_diff = staticmethod(time.ticks_diff)
 
 
 class PtyPort:
@@ -93,7 +89,9 @@ def _options(text):
     return out
 
 
-class SimHal:
+class SimHal(Hal):
+    """The virtual shoe's face of the hardware layer (hal/base.py declares the interface)."""
+
     simulated = True
 
     def __init__(self):

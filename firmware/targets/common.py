@@ -16,12 +16,14 @@ module("link.py")
 module("session.py")
 module("integrity.py")
 module("journal.py")
+module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
 module("recorder.py")
 module("audit.py")
 module("panel.py")
 module("wire.py")  # protocol/wire.py, as it is (its tables carry no prose)
 package("shoe")  # the rules engine: pure logic
 module("hal/__init__.py")
+module("hal/base.py")  # the hardware layer's interface, its defaults, the Clock
 module("hal/store.py")
 module("hal/reserve.py")
 module("hal/flashdev.py")  # RamFlash: a locked shoe's journal in RAM

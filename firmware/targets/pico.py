@@ -5,9 +5,9 @@ include("common.py")
 module("hal/rp2.py")
 module("hal/rp2wire.py")  # the wiring from the pin map: at power-up, then let go
 module("hal/rp2mech.py")
-module("hal/pins.py")
+module("hal/pinview.py")  # the board module read as objects
 module("hal/stepper_pio.py")
 module("hal/led_pio.py")
 module("hal/carousel_rp2.py")
 module("hal/decks_rp2.py")  # two decks (revision C): imported only when gather_tray is fitted
-module("pinmap.json")
+module("board.py")  # the pin map, checked and its budget worked out when the image was built

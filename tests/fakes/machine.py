@@ -13,12 +13,18 @@ TICKS_PERIOD = 1 << 30  # MicroPython's ticks wrap here
 # The GC heap of the stock RPI_PICO image: from the end of .bss (no C heap on a plain Pico) to the
 # end of the 256 KB main SRAM, the C stack in the scratch banks (ports/rp2/memmap_mp_rp2.ld:
 # __GcHeapStart = __StackLimit = __bss_end__ + __micropy_c_heap_size__, __GcHeapEnd =
-# ORIGIN(RAM) + LENGTH(RAM); ports/rp2/main.c: gc_init(&__GcHeapStart, &__GcHeapEnd)). The pool
-# that leaves to objects, gc.mem_alloc() + gc.mem_free() on the real port (v1.29, issue 13), and
-# what is free at its bare REPL. The unix port's heap (-X heapsize) cannot be made 32-bit: the
-# benchmarks scale to this pool (benchmarks/memory.py).
-HEAP_POOL = 239411        # 233.8 KB
-HEAP_FREE_AT_REPL = 235110  # 229.6 KB
+# ORIGIN(RAM) + LENGTH(RAM); ports/rp2/main.c: gc_init(&__GcHeapStart, &__GcHeapEnd)). gc_init
+# (py/gc.c) takes the allocation table (ATB, one byte per 4 blocks of 16 bytes) and, with
+# MICROPY_ENABLE_FINALISER, the finaliser table (FTB, one bit per block) out of that region, so
+# the pool is smaller than the region. Measured on the real port (MicroPython v1.29.0-preview
+# af47daf3b0, RPI_PICO, stock, in rp2040js; issue 13): __GcHeapEnd - __GcHeapStart = 239,320 B
+# (arm-none-eabi-nm of its firmware.elf), gc.mem_alloc() + gc.mem_free() = 233,776 B (the
+# pool, what objects can have), and at the bare REPL (the raw REPL after a soft reset, after
+# gc.collect()) 4,880 B allocated, 228,896 B free. The unix port's heap (-X heapsize) cannot be
+# made 32-bit: the benchmarks scale to this pool (benchmarks/memory.py).
+GC_REGION = 239320        # __GcHeapEnd - __GcHeapStart: the pool plus its tables
+HEAP_POOL = 233776        # 228.3 KiB: gc.mem_alloc() + gc.mem_free()
+HEAP_FREE_AT_REPL = 228896  # 223.5 KiB: gc.mem_free() at the bare REPL
 
 
 class Board:
