@@ -56,8 +56,8 @@ class Device(Events, Play):
         self.shown = None  # the status LED's state, as last shown (indicate)
         # the hardware's LED and panel, bound once: the idle loop calls them all the time, and
         # a method bound at each call is an allocation each time
-        self._show = getattr(hal, "show", None)
-        self._presses = getattr(hal, "presses", None)
+        self._show = hal.show
+        self._presses = hal.presses
         self.counts = {"cards": 0, "shuffles": 0, "procedures": 0, "misdeals": 0}
         self.exports = None
         store = hal.store
@@ -78,7 +78,7 @@ class Device(Events, Play):
             boot = check(store)
         # why the firmware check failed, or why the HAL has no flash for the journal (a shoe
         # that a power cut would make forget its cards never deals); only maintenance leaves it
-        self.locked = boot[0] or getattr(hal, "journal_fault", None)
+        self.locked = boot[0] or hal.journal_fault
         if self.sessions.provisioned():
             if self.locked:
                 self.audit.add("device", "locked", self.locked)
@@ -273,8 +273,6 @@ class Device(Events, Play):
     def indicate(self):
         """Tell the hardware layer when the indication changes (after each command)."""
         show = self._show
-        if show is None:
-            return
         state = self.indication()
         if state != self.shown:
             self.shown = state
@@ -284,10 +282,7 @@ class Device(Events, Play):
         """The front panel's presses since the last poll, run one by one (panel.py). Called by
         the link between commands; True if any press came."""
         self.mech.between()  # the path's idle time: two decks load the next deck (decks_rp2.py)
-        presses = self._presses
-        if presses is None:
-            return False
-        pressed = presses()
+        pressed = self._presses()
         if not pressed:
             return False
         import panel
@@ -398,8 +393,7 @@ class Device(Events, Play):
             raise CommandError(wire.DENIED, "locked: " + self.locked)
 
     def _key_switch(self):
-        switch = getattr(self.hal, "maintenance_switch", None)
-        return switch is not None and switch()
+        return self.hal.maintenance_switch()
 
     def cmd_challenge(self, role):
         return self.sessions.cmd_challenge(role)

@@ -100,7 +100,5 @@ def press(device, button, floor_key=False):
     key = button if code == wire.OK else "refused"
     counts[key] = counts.get(key, 0) + 1
     device.hal.log("panel: %s: %s" % (button, message or "ok"))
-    signal = getattr(device.hal, "signal", None)
-    if signal is not None:
-        signal(code == wire.OK)
+    device.hal.signal(code == wire.OK)
     return code, message

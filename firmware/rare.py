@@ -113,7 +113,7 @@ def raw(dev, source, count):
 def faults_count(dev):
     """Stopping faults by kind since installation, and the simulator's injected faults."""
     out = dict(dev.counts.get("faults") or {})
-    fired = getattr(dev.mech, "fired", 0)
+    fired = dev.mech.fired
     if fired:
         out["simulated"] = fired
     return out

@@ -10,7 +10,8 @@
 # CRC-16/CCITT-FALSE over LEN, TYPE, SEQ and BODY. No byte stuffing: a receiver resynchronises by
 # hunting for SYNC and verifying the CRC (Decoder).
 import struct
-from array import array
+
+from crc import crc16, crc16_range  # noqa: F401 (crc16 is the codec's API too)
 
 try:
     from micropython import const
@@ -284,31 +285,7 @@ class WireError(ValueError):
         self.code = code
 
 
-# --- CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no final xor -----------------
-def _make_table():
-    t = array("H", [0] * 256)
-    for i in range(256):
-        c = i << 8
-        for _ in range(8):
-            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
-        t[i] = c & 0xFFFF
-    return t
-
-
-_CRC_TABLE = _make_table()
-
-
-def _crc(buf, start, end, crc):
-    t = _CRC_TABLE
-    for i in range(start, end):
-        crc = ((crc << 8) & 0xFFFF) ^ t[(crc >> 8) ^ buf[i]]
-    return crc
-
-
-def crc16(data, crc=0xFFFF):
-    """CRC-16/CCITT-FALSE of data (bytes-like), continuing from crc. crc16(b"123456789") ==
-    0x29B1."""
-    return _crc(data, 0, len(data), crc)
+# --- CRC-16/CCITT-FALSE: crc.py beside this file, the house's one CRC (frames, journal, reader) -
 
 
 # --- frames -------------------------------------------------------------------------------------
@@ -339,7 +316,7 @@ def encode_into(buf, ftype, seq, body=b""):
     buf[4] = seq >> 8
     buf[HEADER:HEADER + n] = body
     end = HEADER + n
-    crc = _crc(buf, 1, end, 0xFFFF)
+    crc = crc16_range(buf, 1, end, 0xFFFF)
     buf[end] = crc & 0xFF
     buf[end + 1] = crc >> 8
     return end + TRAILER
@@ -460,7 +437,7 @@ class Decoder:
             if n < total:
                 self._need = total
                 return
-            if _crc(buf, 1, end, 0xFFFF) != buf[end] | (buf[end + 1] << 8):
+            if crc16_range(buf, 1, end, 0xFFFF) != buf[end] | (buf[end + 1] << 8):
                 self._reject(NAK_CRC)
                 continue
             frame = (t, buf[3] | (buf[4] << 8), bytes(buf[HEADER:end]))

