@@ -30,6 +30,15 @@ _firmware.share_flat_names()
 
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow first, each group in its own order. `make test` runs the suite on
+    pytest-xdist workers that take the next test as each finishes one (--dist loadgroup
+    --no-loadscope-reorder): a minute-long test taken last would keep one worker busy while
+    the others sit idle. docs/testing.md "Running the suite"."""
+    items[:] = sorted(items, key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _facedown_home(tmp_path_factory):
     """Key and session files go to a folder of the test run's, never the user's."""

@@ -130,6 +130,7 @@ def test_verify_against_a_release_manifest(shoe, capsys, tmp_path):
     reboot(shoe)
 
 
+@pytest.mark.slow
 def test_verify_reports_a_tampered_flash(shoe, capsys):
     files = flash_files(shoe.flash)
     with open(files["pinmap.json"], "a") as f:
@@ -268,6 +269,7 @@ def rom_shoe(tmp_path_factory):
         yield s
 
 
+@pytest.mark.slow
 def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
     """On a shoe with a ROMFS partition the modules go there (they run from flash), main.py and
     the pin map to the filesystem; the boot check hashes the ROMFS too (a changed byte there
