@@ -1,6 +1,7 @@
 """Shared test set-up: the firmware's pure-logic core is importable as on the device."""
 
 import os
+import signal
 import sys
 
 import pytest
@@ -10,6 +11,14 @@ from hypothesis import HealthCheck, settings
 # a property failing. Every test's own settings still apply on top of this profile.
 settings.register_profile("facedown", suppress_health_check=[HealthCheck.too_slow], deadline=None)
 settings.load_profile("facedown")
+
+# Ctrl-C as in a terminal. A run started in the background (`make test &`, nohup, a runner
+# without job control) inherits SIGINT ignored, and so did every `facedown sim` the tests stop
+# with SIGINT as a user does (tests/cli.py Sim.stop, tests/test_wheel.py): each ran on for its
+# 20 s of grace and was killed, its throwaway flash folder and key left behind (a failure of
+# test_throwaway_sims_leave_nothing_behind, and ~20 s lost each time).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
