@@ -24,10 +24,11 @@ room: setup
 	$(BIN)/facedown room
 
 # ruff first (its configuration is pyproject.toml's [tool.ruff]), then the suite on TEST_JOBS
-# pytest-xdist workers (auto: one per core; `make test TEST_JOBS=0` runs it in one process).
+# pytest-xdist workers (logical: one per CPU the machine has; `make test TEST_JOBS=0` runs it in
+# one process).
 # loadgroup keeps each xdist_group on one worker; the order is tests/conftest.py's (the tests
 # marked slow first), not xdist's reordering. docs/testing.md "Running the suite".
-TEST_JOBS ?= auto
+TEST_JOBS ?= logical
 test: setup
 	$(BIN)/ruff check --quiet .
 	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder
