@@ -14,6 +14,11 @@ from facedown.build import ROOT, build_image
 from facedown.client import Client, ShoeError
 from facedown.virtualshoe import VirtualShoe
 
+# One xdist worker takes the whole module, in order: its tests deploy to, verify and tamper
+# with the module's shoes one after another (a test counts on the firmware the one before it
+# left), ~1.5 minutes in all, started among the first (docs/testing.md "Running the suite")
+pytestmark = [pytest.mark.xdist_group("deploy_shoe"), pytest.mark.slow]
+
 VERSION = deploy.firmware_version()
 
 
@@ -130,7 +135,6 @@ def test_verify_against_a_release_manifest(shoe, capsys, tmp_path):
     reboot(shoe)
 
 
-@pytest.mark.slow
 def test_verify_reports_a_tampered_flash(shoe, capsys):
     files = flash_files(shoe.flash)
     with open(files["pinmap.json"], "a") as f:
@@ -269,7 +273,6 @@ def rom_shoe(tmp_path_factory):
         yield s
 
 
-@pytest.mark.slow
 def test_deploy_to_the_romfs_partition_and_back(rom_shoe, capsys):
     """On a shoe with a ROMFS partition the modules go there (they run from flash), main.py and
     the pin map to the filesystem; the boot check hashes the ROMFS too (a changed byte there
