@@ -23,10 +23,15 @@ demo: setup
 room: setup
 	$(BIN)/facedown room
 
-# ruff first (its configuration is pyproject.toml's [tool.ruff]), then the suite
+# ruff first (its configuration is pyproject.toml's [tool.ruff]), then the suite on TEST_JOBS
+# pytest-xdist workers (logical: one per CPU the machine has; `make test TEST_JOBS=0` runs it in
+# one process).
+# loadgroup keeps each xdist_group on one worker; the order is tests/conftest.py's (the tests
+# marked slow first), not xdist's reordering. docs/testing.md "Running the suite".
+TEST_JOBS ?= logical
 test: setup
 	$(BIN)/ruff check --quiet .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder
 
 # The dedicated fuzzing runs (docs/testing.md "Fuzzing"): 1,000,000 inputs over the atheris
 # harnesses on every core, then 100,000 frames against a virtual shoe. Reports in fuzz/out/.

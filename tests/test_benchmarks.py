@@ -67,6 +67,7 @@ def test_every_benchmark_has_a_quick_test():
     assert scripts - helpers - set(own) == set(FIGURES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(FIGURES))
 def test_benchmark_quick_mode_completes_and_prints_its_figures(script):
     proc = subprocess.run([sys.executable, os.path.join(BENCH, script), "--quick"],

@@ -80,6 +80,7 @@ def status(sim):
     return json.loads(ok(run("--port", sim.port, "status", "--json")))
 
 
+@pytest.mark.slow
 def test_a_bet_hand_through_the_cli(sim):
     """Whose turn, the amounts, a refused action (one line, nothing changes), a street that waits
     for the betting, all in, the history's totals."""
@@ -138,6 +139,7 @@ def test_an_amount_on_a_table_that_is_not_bet(sim):
     ok(run("--port", sim.port, "end"))
 
 
+@pytest.mark.slow
 def test_an_action_out_of_turn_through_the_cli(sim):
     """Seed 003's home rule: the chips go in at once and stay; facing a raise the seat completes
     or folds; the history settles it."""

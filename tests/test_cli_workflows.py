@@ -17,6 +17,7 @@ def ok(proc):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
     with Sim("--flash", tmp_path / "flash") as sim:
         out = ok(run("--port", sim.port, "verify", "--no-reset"))
@@ -36,6 +37,7 @@ def test_deploy_verify_identify_in_a_row_on_one_sim(tmp_path):
         assert sim.alive()
 
 
+@pytest.mark.slow
 def test_a_sim_restarted_on_its_folder_boots_what_is_installed_there(tmp_path):
     flash = tmp_path / "flash"
     path = os.path.join(flash, "version.py")
@@ -179,6 +181,7 @@ def _children(pid):
         return []
 
 
+@pytest.mark.slow
 def test_a_shoe_that_dies_mid_deal_does_not_answer_and_the_next_command_says_what_it_did(
         tmp_path):
     import signal
@@ -359,6 +362,7 @@ def inner_pytest(*argv):
                           cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
     """pytest --shoe-port=PORT tests/scenarios plays the bundled scenarios from the shoe's own
     shuffle (checks that do not depend on the stacked order), skips only what needs the
@@ -394,6 +398,7 @@ def test_the_bundled_scenarios_on_a_shoe_port(tmp_path):
     assert " passed" not in bad.stdout and " skipped" not in bad.stdout
 
 
+@pytest.mark.slow
 def test_throwaway_sims_leave_nothing_behind(tmp_path, monkeypatch):
     """A `facedown sim` without --flash is a throwaway shoe: its temporary flash folder, its
     key in the key store and its session go with it, even when it was killed outright (the
@@ -450,6 +455,7 @@ def test_no_help_names_an_issue_of_the_project():
         assert not re.search(r"\(issue \d+\)|\bissue \d+\b", text), text
 
 
+@pytest.mark.xdist_group("checkout_build")  # writes host/facedown.egg-info: tests/test_wheel.py
 def test_installing_prints_no_deprecation_box():
     """`make setup` installs the package: the build backend finds nothing in pyproject.toml to
     warn about (the license as a SPDX string, not setuptools' deprecated table)."""
@@ -465,6 +471,7 @@ def test_installing_prints_no_deprecation_box():
     assert "deprecated" not in out.lower() and "!!" not in out, out[-3000:]
 
 
+@pytest.mark.slow
 def test_the_demo_reads_as_a_table_not_as_failures():
     """facedown demo (seed 3: hand 4 ends as a misdeal on its deal): no refusal after a hand
     is over, folded seats told from undealt ones, no raw event numbers in the headers, and
@@ -484,6 +491,7 @@ def test_the_demo_reads_as_a_table_not_as_failures():
                                                                       "2 hands")
 
 
+@pytest.mark.slow
 def test_status_says_why_a_seat_holds_no_cards(sim):
     """`status` has no log: the shoe names the seats that are out, so an empty seat reads as
     folded, mucked (a dead hand) or not dealt yet, never "(no cards)"."""
@@ -504,6 +512,7 @@ def test_status_says_why_a_seat_holds_no_cards(sim):
     ok(run("--port", sim.port, "end"))
 
 
+@pytest.mark.slow
 def test_a_damaged_journal_record_latches_the_sim_until_the_floor_ends_the_hand(tmp_path):
     """A bit flipped in the virtual shoe's flash, in a record of the open hand: the sim boots
     the hand from the records that verify and latches; status names the record; the dealer

@@ -14,6 +14,11 @@ from facedown.build import ROOT, build_image
 from facedown.client import Client, ShoeError
 from facedown.virtualshoe import VirtualShoe
 
+# One xdist worker takes the whole module, in order: its tests deploy to, verify and tamper
+# with the module's shoes one after another (a test counts on the firmware the one before it
+# left), ~1.5 minutes in all, started among the first (docs/testing.md "Running the suite")
+pytestmark = [pytest.mark.xdist_group("deploy_shoe"), pytest.mark.slow]
+
 VERSION = deploy.firmware_version()
 
 

@@ -245,6 +245,11 @@ def test_twins_resend_the_same_input_s_frame(tmp_path):
     assert proc.returncode == 0 and "no finding" in proc.stdout, proc.stdout + proc.stderr
 
 
+# on one xdist worker, one after the other: tests that load both cores themselves (fuzz/run.py
+# has a process per core; test_shoe_wire.py's lossy line three shoes whose clients wait out
+# what the line lost) never overlap (docs/testing.md "Running the suite")
+@pytest.mark.slow
+@pytest.mark.xdist_group("both_cores")
 def test_atheris_harnesses_short_run(tmp_path):
     """12,000 inputs over the codec, command-handler and link harnesses (atheris, seeded from
     valid frames): every invariant counter 0, every harness process ends normally."""
@@ -265,6 +270,7 @@ def test_atheris_harnesses_short_run(tmp_path):
         assert device.get(deep), (deep, device)  # the state machine got past its first steps
 
 
+@pytest.mark.slow
 def test_frames_against_the_virtual_shoe_short_run():
     """1,500 random and mutated frames through the real firmware (MicroPython unix port)."""
     import shoe_frames

@@ -200,6 +200,7 @@ def sim_lines_as_shown(guide, sim):
                         second), second
 
 
+@pytest.mark.slow
 def test_the_sample_session_prints_what_the_guide_shows(guide, tmp_path):
     from cli import Sim, run
 

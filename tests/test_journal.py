@@ -151,6 +151,7 @@ def total_ops(n):
     return dev.ops
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partial", [False, True], ids=["clean", "torn"])
 def test_power_cut_sweep(partial):
     """A 50-hand session, cut after the k-th program/erase for k spread over the whole session

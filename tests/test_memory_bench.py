@@ -9,9 +9,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_memory_benchmark_quick():
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "memory.py"),
                            "--quick", "--json"], capture_output=True, text=True, timeout=600)

@@ -103,6 +103,7 @@ def shoe():
         yield s
 
 
+@pytest.mark.slow
 def test_cuts_through_the_virtual_shoe(shoe):
     delivered = []
     c = shoe.connect(timeout=30, on_event=lambda n, h, e: delivered.append(n))

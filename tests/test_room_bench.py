@@ -7,9 +7,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from services import ROOT, drop_database, mosquitto, postgres_url
 
 
+@pytest.mark.slow
 def test_the_room_benchmark_quick_prints_its_figures():
     mosquitto()
     url = postgres_url()   # (fails under CI when PostgreSQL is away; the benchmark makes its own)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 from services import mosquitto
 
 FACEDOWN = [sys.executable, "-m", "facedown.cli"]
@@ -18,6 +20,7 @@ def facedown(*args, env=None, timeout=120):
                           timeout=timeout, env=dict(os.environ, **(env or {})))
 
 
+@pytest.mark.slow
 def test_a_short_room_deals_and_every_event_reaches_the_ledger_once(tmp_path):
     mosquitto()
     names = tmp_path / "names.json"

@@ -396,6 +396,7 @@ def test_a_carousel_move_in_the_emulator(fakes, pinmap):
 
 # --------------------------------------------------------------------- the HAL under MicroPython
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["mp_rp2_test.py", "mp_carousel_test.py",
                                     "mp_pico_port_test.py", "mp_decks_test.py"])
 def test_hal_under_micropython(tmp_path, script):

@@ -1,6 +1,7 @@
 """The real firmware as a virtual shoe (MicroPython unix port on a virtual null-modem), driven
 through protocol v1 by the host client over pyserial: the same code path as a shoe on USB."""
 
+import contextlib
 import glob
 import json
 import os
@@ -62,6 +63,7 @@ def test_identify_handshake(client):
     assert {"config", "deal", "street", "draw", "action", "report", "end"} <= set(names)
 
 
+@pytest.mark.slow
 def test_every_bundled_scenario_gives_the_in_process_record(client, shoe):
     files = sorted(glob.glob(os.path.join(SCENARIOS, "*.json")) +
                    glob.glob(os.path.join(SCENARIOS, "bad", "*.json")))
@@ -120,6 +122,8 @@ def test_wrong_state_and_bad_arguments_are_typed_errors(client):
     client.call("end")
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("both_cores")  # with fuzz/run.py's short run: tests/test_fuzz.py
 def test_lossy_line_120_hands(tmp_path):
     """1% of bytes dropped, corrupted, duplicated or delayed (a quarter each), each way: every hand completes
     and the host's record of each equals the device's (and the in-process engine's). 120 hands
@@ -136,21 +140,27 @@ def test_lossy_line_120_hands(tmp_path):
             plays[sum(map(len, plays)) % 3].append((scn, expected))
 
     def play(i):
-        modem = {"drop": 0.0025, "corrupt": 0.0025, "duplicate": 0.0025, "delay": 0.0025,
-                 "seed": 11 + i}
-        with VirtualShoe(nullmodem=modem) as shoe:
-            shoe.start(ready_line="ready", timeout=20)
-            c = shoe.connect(timeout=30)
-            for scn, expected in plays[i]:
-                got = on_shoe(c, scn)
-                assert got == expected, json.dumps(scn)
-                assert c.status()["table"] == as_status(got)
-            stats = shoe.modem.stats()
-            c.close()
+        shoe = shoes[i]
+        shoe.start(ready_line="ready", timeout=20)
+        c = shoe.connect(timeout=30)
+        for scn, expected in plays[i]:
+            got = on_shoe(c, scn)
+            assert got == expected, json.dumps(scn)
+            assert c.status()["table"] == as_status(got)
+        stats = shoe.modem.stats()
+        c.close()
         return len(plays[i]), c.stats, stats
 
-    with ThreadPoolExecutor(3) as pool:
-        results = list(pool.map(play, range(3)))
+    # the shoes are laid out here, not in the threads: laying out an image parses
+    # protocol/wire.py (build.device_wire), and ast.parse in three threads at once raised
+    # "SystemError: AST constructor recursion depth mismatch" under CPython 3.11.7 (its AST
+    # state's depth counter is the interpreter's, not the thread's: CPython gh-106905)
+    with contextlib.ExitStack() as stack:
+        shoes = [stack.enter_context(VirtualShoe(nullmodem={
+            "drop": 0.0025, "corrupt": 0.0025, "duplicate": 0.0025, "delay": 0.0025,
+            "seed": 11 + i})) for i in range(3)]
+        with ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(play, range(3)))
     assert sum(n for n, _, _ in results) == 120
     for _, client, line in results:
         assert client["retries"] > 0 or client["duplicate_events"] > 0  # the faults did bite

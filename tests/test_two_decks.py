@@ -7,6 +7,8 @@ next deck's order reaches status or the journal's events."""
 
 import json
 
+import pytest
+
 from test_device_faults import Shoe, table
 
 from shoe import batch as B
@@ -143,6 +145,7 @@ def test_on_the_virtual_shoe_a_power_cut_mid_hand_keeps_the_hand():
         c.close()
 
 
+@pytest.mark.slow
 def test_facedown_sim_two_decks_shows_the_next_deck_never_its_order(tmp_path):
     """What a user meets: `facedown sim --two-decks`, a hand started and dealt with the
     facedown command; `status --json` shows the next deck ready (its back, state, count), and

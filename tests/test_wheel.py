@@ -18,6 +18,11 @@ import pytest
 
 from conftest import ROOT, SCENARIOS
 
+# one xdist worker for the module: its wheel and venv are built once, and `pip wheel` writes
+# build/ and host/facedown.egg-info in the checkout, as test_cli_workflows' `pip install -e`
+# dry run does (the same group, never at the same time)
+pytestmark = pytest.mark.xdist_group("checkout_build")
+
 SCENARIO = "03-premature-flop-tda.json"
 with open(os.path.join(ROOT, "firmware", "version.py"), encoding="utf-8") as _f:
     VERSION = re.search(r'^VERSION = "([^"]+)"', _f.read(), re.M).group(1)
@@ -155,6 +160,7 @@ def test_image_from_the_wheel(installed):
     assert (work / "img" / "device.mpy").exists() and (work / "img" / "main.py").exists()
 
 
+@pytest.mark.slow
 def test_sim_identify_and_deploy(installed):
     """`facedown sim` from the wheel; its identify reports the version --version prints; a
     maintenance login and `facedown deploy` onto it."""
