@@ -6,6 +6,7 @@ import sys
 import time
 
 sys.path.insert(0, "../firmware")
+sys.path.append("../protocol")  # crc.py, wire.py: at the image's root on a shoe
 from shoe.hand import Hand  # noqa: E402
 from shoe.record import record  # noqa: E402
 from shoe.rng import SeededRandom  # noqa: E402

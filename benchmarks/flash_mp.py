@@ -21,6 +21,7 @@ import time
 
 _here = sys.argv[0].rsplit("/", 1)[0] if "/" in sys.argv[0] else "."
 sys.path.insert(0, _here + "/../firmware")
+sys.path.append(_here + "/../protocol")  # crc.py: at the image's root on a shoe
 
 BLOCK = 4096
 PAGE = 256

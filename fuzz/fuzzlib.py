@@ -150,7 +150,9 @@ def sim_classes():
         def inspect(self):
             return None if self.blind else list(self.tray)
 
-    class FuzzHal:
+    from hal.base import Hal
+
+    class FuzzHal(Hal):
         """firmware/hal/sim.py's SimHal without the unix port: RAM flash, a seeded random
         source per hand, a log kept in memory; a provisioned shoe whose small files (key,
         signed manifest, audit log) live in memory, and whose nonces are seeded (twins open

@@ -7,6 +7,7 @@ import sys
 
 HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 sys.path.insert(0, HERE + "/../firmware")
+sys.path.append(HERE + "/../protocol")  # crc.py, wire.py: at the image's root on a shoe
 
 from shoe import betting as B  # noqa: E402
 from shoe import games as G  # noqa: E402

@@ -7,6 +7,7 @@ import sys
 
 HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 sys.path.insert(0, HERE + "/../firmware")
+sys.path.append(HERE + "/../protocol")  # crc.py, wire.py: at the image's root on a shoe
 
 from shoe.drbg import HmacDrbg, seeded_entropy, hmac_sha256  # noqa: E402
 from shoe.health import HealthTests, CheckedSource, EntropyFault  # noqa: E402

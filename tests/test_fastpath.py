@@ -12,9 +12,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "firmware"))
-
-from hal.fastpath import FastPath, load as load_model  # noqa: E402
+from hal.fastpath import FastPath, load as load_model  # the firmware's flat names: conftest.py
 from shoe.drbg import HmacDrbg, seeded_entropy  # noqa: E402
 from shoe.shuffler import Plan  # noqa: E402
 

@@ -296,6 +296,7 @@ MP_FRAGMENTED_HISTORY = r'''
 import gc
 import sys
 sys.path.insert(0, sys.argv[1])
+sys.path.append(sys.argv[3])  # protocol/: crc.py, at the image's root on a shoe
 from hal.flashdev import FileFlash
 from journal import Journal, JOURNAL_BLOCKS
 
@@ -331,13 +332,13 @@ def test_history_0_needs_no_big_block_of_the_heap(tmp_path):
     under MicroPython, with no free block above 512 bytes, it lists every stored hand."""
     import subprocess
 
-    from conftest import FIRMWARE
+    from conftest import FIRMWARE, PROTOCOL
 
     script = tmp_path / "mp_history.py"
     script.write_text(MP_FRAGMENTED_HISTORY)
     mp = os.path.join(os.path.dirname(sys.executable), "micropython")
     proc = subprocess.run([mp, "-X", "heapsize=320K", str(script), FIRMWARE,
-                           str(tmp_path / "flash.bin")],
+                           str(tmp_path / "flash.bin"), PROTOCOL],
                           capture_output=True, text=True, timeout=300)
     out = proc.stdout.split()
     assert proc.returncode == 0 and out[:1] == ["OK"], proc.stdout[-500:] + proc.stderr[-800:]
