@@ -14,7 +14,8 @@ SCENARIOS = sorted(glob.glob(os.path.join(HERE, "scenarios", "*.json")))
 BAD = sorted(glob.glob(os.path.join(HERE, "scenarios", "bad", "*.json")))
 GAMES = {"holdem", "omaha", "omaha5", "omaha6", "shortdeck", "stud", "stud8", "razz", "draw5",
          "triple27"}
-STEP_KINDS = {"deal", "street", "draw", "action", "expose", "premature", "fault", "misdeal", "end"}
+STEP_KINDS = {"deal", "street", "draw", "action", "expose", "premature", "fault", "misdeal", "end",
+              "stacks"}
 
 
 def _seat(card, up=False):
