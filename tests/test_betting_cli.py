@@ -208,7 +208,8 @@ def test_the_stacks_of_a_hand_through_the_cli(sim):
     out = ok(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000", "4=1000"))
     assert "(bet 80, stack 0, in 80, ALL IN)" in out
     out = ok(run("--port", sim.port, "deal"))
-    assert "seat 3 to act: call 80, fold, raise 180..2000" in out
+    # the short big blind is called as the full blind (house short_blind full, docs/betting.md)
+    assert "seat 3 to act: call 100, fold, raise 200..2000" in out
     before = status(sim)
     assert "more than seat 3 has (2000) (TDA 41)" in err(run("--port", sim.port, "action", "3",
                                                              "raise", "3000"))

@@ -388,3 +388,38 @@ def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, wan
     assert hh.actions[4:4 + len(want)] == want
     end = payout.settle(rec)["stacks"]["end"]
     assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)]
+
+
+@pytest.mark.parametrize("short_blind", ["full", "posted"])
+def test_a_short_all_in_big_blind_exports_what_pokerkit_can_replay(short_blind):
+    """60 of a 100 big blind, seats 3 and 4 call and check it down. With the house's short_blind
+    full the shoe has them call 100 (a side pot of 40 each, seat 4's flush wins it); pokerkit
+    calls 60 and cannot be told otherwise: the export names the difference in _notes, and
+    pokerkit's stacks are the payout's but for those 80 chips. With short_blind posted, pokerkit
+    replays to the payout exactly."""
+    with open(os.path.join(SCENARIOS, "57-short-bb-called-full-tda.json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["house"]["short_blind"] = short_blind
+    scn["steps"] = [{"do": "deal"}] + [{"do": "action", "seat": s, "kind": k} for s, k in (
+        (3, "call"), (4, "call"), (1, "fold"))]
+    for _ in range(3):
+        scn["steps"] += [{"do": "street"}, {"do": "action", "seat": 3, "kind": "check"},
+                         {"do": "action", "seat": 4, "kind": "check"}]
+    scn["steps"].append({"do": "end"})
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    end = payout.settle(rec)["stacks"]["end"]
+    hh, state, _ = replayed(phh.dumps(rec))
+    notes = [n for n in hh.user_defined_fields["_notes"] if "short_blind" in n]
+    theirs = list(state.stacks)
+    if short_blind == "full":
+        assert [end[str(s)] for s in (1, 2, 3, 4)] == [950, 0, 900, 1210]
+        assert theirs == [950, 0, 940, 1170]
+        assert notes == ["seat 2's blind was all in for 60 of 100: the shoe had it called as the "
+                         "full 100 (house short_blind full); pokerkit calls it for 60, so chips "
+                         "called over it and not given back make pokerkit's stacks differ from "
+                         "the payout's (docs/phh.md)"]
+    else:
+        assert theirs == [end[str(s)] for s in (1, 2, 3, 4)] == [950, 0, 940, 1170]
+        assert notes == []

@@ -683,6 +683,9 @@ def _user_fields(table, w):
     if game.family == STUD and (face_up or face_down):
         notes.append("pokerkit decides the bring-in and the betting order from its own up "
                      "cards; the cards the table saw up or down are in _face_up/_face_down")
+    short = _short_blind_note(table.record)
+    if short:
+        notes.append(short)
     status = rec.get("status")
     if status in ("misdeal", "void"):
         notes.append("the hand ended in a %s: the PHH stops where the shoe stopped" % status)
@@ -813,6 +816,28 @@ def _stakes_of(record, table, game):
     out["antes"] = antes
     out["ante"] = cfg["ante"]
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _short_blind_note(record):
+    """A blind all in short on a table whose house calls it as the full blind (short_blind full,
+    docs/betting.md): pokerkit calls it for what was posted and has no way to be told otherwise,
+    so the chips called over it are the shoe's and not pokerkit's. The note says so; None when
+    no blind was short or the house calls what was posted (pokerkit's way)."""
+    if ((record.get("config") or {}).get("house") or {}).get("betting") is None:
+        return None
+    from .payout import replay
+
+    b = replay(record, record["config"])
+    if b.house["short_blind"] != "full":
+        return None
+    nominal = dict(b.blind_seats)
+    for rnd, seat, kind, _, added in b.log:
+        if rnd == 0 and kind in ("blind", "straddle") and added < nominal.get(seat, 0):
+            return ("seat %d's blind was all in for %d of %d: the shoe had it called as the full "
+                    "%d (house short_blind full); pokerkit calls it for %d, so chips called over "
+                    "it and not given back make pokerkit's stacks differ from the payout's "
+                    "(docs/phh.md)" % (seat, added, nominal[seat], nominal[seat], added))
+    return None
 
 
 def _check(hh):
