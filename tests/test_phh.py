@@ -455,3 +455,29 @@ def test_dead_money_is_exported_as_part_of_the_seats_ante(name, extra, want):
     assert "seat %d's ante includes %d chip(s) it left in the pot as dead money" % (
         seat, dead) in " ".join(hh.user_defined_fields["_notes"])
     assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)] == want
+
+
+def test_dead_money_of_a_seat_then_all_in_keeps_the_side_pots():
+    """Seat 3 (400 chips) calls 100 with 150 (50 dead, excess_chips stays), then is all in for
+    350 behind a raise to 1000; seats 2 and 3 tie on the board's flush: the main pot (3 x 350,
+    the small blind's 50 and the dead 50) is split, the side pot is seat 2's. The ante that
+    carries the 50 in the PHH does not move the side pot's line: pokerkit ends as the payout."""
+    with open(os.path.join(SCENARIOS, "52-chips-excess-pot-home-tda.json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["house"]["betting"]["stacks"] = {"1": 10000, "2": 10000, "3": 400, "4": 10000}
+
+    def act(seat, kind, amount=None):
+        return dict({"do": "action", "seat": seat, "kind": kind},
+                    **({"amount": amount} if amount else {}))
+    scn["steps"] += [act(4, "raise", 1000), act(1, "fold"), act(2, "call"), act(3, "allin"),
+                     {"do": "street"}, act(2, "bet", 500), act(4, "fold"), {"do": "street"},
+                     {"do": "street"}, {"do": "end"}]
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    settled = payout.settle(rec)
+    assert [p["amount"] for p in settled["pots"]] == [1150, 1300]
+    hh, state, _ = replayed(phh.dumps(rec))
+    assert hh.antes == [0, 0, 50, 0]
+    assert list(state.stacks) == [settled["stacks"]["end"][str(s)] for s in (1, 2, 3, 4)] == [
+        9950, 10875, 575, 9000]
