@@ -10,7 +10,8 @@ Where the rulebooks and pokerkit differ, the engine follows the rulebook and the
 the difference, counting it (see KNOWN): pokerkit lets a seat that has acted re-raise after a
 short all-in that its own bookkeeping clears (TDA 47 does not); it splits a pot's odd chips by
 seat order, not by TDA 20. The comparison's house settings are the ones pokerkit plays by:
-antes before the blind, fixed limit reopened only by a full bet, the cap heads-up.
+antes before the blind, fixed limit reopened only by a full bet, the cap heads-up, a short
+all-in blind called for what it posted (short_blind posted; the rulebooks call the full blind).
 
     python tests/betting_oracle.py --hands 10000        # the long run (make betting-check)
 """
@@ -55,7 +56,7 @@ def stand_pat(state) -> None:
 
 # the comparison's house: what pokerkit plays by (module docstring)
 HOUSE = {"blind_before_ante": False, "reopen_limit": "full", "cap_heads_up": "capped",
-         "pl_full_blinds": False}
+         "pl_full_blinds": False, "short_blind": "posted"}
 
 # name: (pokerkit game, shoe game for pots.py, kind, draws, structure, maximum players)
 GAMES = {

@@ -444,7 +444,8 @@ def test_the_stacks_of_this_hand_before_its_first_card_and_after_a_power_cut():
     h.deal()
     v = h.bets.view()
     assert v["seats"]["2"] == {"bet": 80, "in": 80, "stack": 0, "allin": True}  # a short blind
-    assert v["options"] == {"fold": None, "call": 80, "raise": [180, 2000]}
+    # called as the full blind, raised over it (house short_blind full: RRoP No-limit 2)
+    assert v["options"] == {"fold": None, "call": 100, "raise": [200, 2000]}
     before = state(h)
     with pytest.raises(ShoeError, match=r"a raise to 3000 is more than seat 3 has \(2000\)"):
         h.action(3, "raise", 3000)

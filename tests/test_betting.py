@@ -175,11 +175,19 @@ def test_pot_limit_sizing_and_tda54_full_blinds():
     assert b.options()["raise"] == (600, 1200)
     # a short big blind counts as a full blind pre-flop under TDA 54, as posted under Robert's
     short = {1: 5000, 2: 60, 3: 5000, 4: 5000}
-    t = nl([1, 2, 3, 4], 4, short, structure="pl")
-    r = nl([1, 2, 3, 4], 4, short, structure="pl", rules="robert")
+    # (with the house's short_blind posted: called for its 60)
+    posted = {"short_blind": "posted"}
+    t = nl([1, 2, 3, 4], 4, short, structure="pl", house=posted)
+    r = nl([1, 2, 3, 4], 4, short, structure="pl", rules="robert", house=posted)
     assert t.high == r.high == 60
     assert t.options()["raise"][1] == 60 + (50 + 100) + 60  # as if the blind were 100
     assert r.options()["raise"][1] == 60 + (50 + 60) + 60
+    # short_blind full (both rulebooks): the call is the full 100 and the pot is sized on it
+    t = nl([1, 2, 3, 4], 4, short, structure="pl")
+    r = nl([1, 2, 3, 4], 4, short, structure="pl", rules="robert")
+    assert t.high == r.high == 100
+    assert t.options()["raise"] == (200, 100 + (50 + 100) + 100)
+    assert r.options()["raise"] == (200, 100 + (50 + 60) + 100)
 
 
 def test_stud_bring_in_completion_and_streets():
@@ -211,6 +219,29 @@ def test_big_blind_ante_is_dead_money_blind_first():
            house={"blind_before_ante": False})
     assert (a.bet[2], a.dead) == (20, 100)
     assert b.contributions()[2] == 100  # the ante is not the seat's: it is the main pot's
+
+
+def test_short_all_in_big_blind_is_called_and_raised_as_a_full_blind():
+    # 60 of a 100 big blind: RRoP No-limit 2 and the TDA's conventional ruling (house short_blind
+    # full, both rulebooks): the call is the full 100 and the minimum raise is to 200; the chips
+    # over the blind's 60 are a side pot, or go back uncalled
+    stacks = {1: 1000, 2: 60, 3: 1000, 4: 1000}
+    for rules in ("tda2024", "robert"):
+        b = nl([1, 2, 3, 4], 4, stacks, rules=rules)
+        assert (b.bet[2], b.stack[2], b.to_act) == (60, 0, 3)
+        assert b.options() == {"fold": None, "call": 100, "raise": (200, 1000)}
+        refused(b, 3, "raise", 160, "minimum, 200")
+        b.act(3, "call")
+        assert b.bet[3] == 100
+    b.act(4, "fold")
+    b.act(1, "fold")
+    assert b.over and b.returned[3] == 40 and b.total() == 170
+    # the house may have it called for what was posted (pokerkit's way): call 60, raise to 160
+    p = nl([1, 2, 3, 4], 4, stacks, house={"short_blind": "posted"})
+    assert p.options() == {"fold": None, "call": 60, "raise": (160, 1000)}
+    # a short small blind changes nothing: the big blind is the bet
+    s = nl([1, 2, 3, 4], 4, {1: 30, 2: 1000, 3: 1000, 4: 1000})
+    assert s.options() == {"fold": None, "call": 100, "raise": (200, 1000)}
 
 
 def test_uncalled_bet_returned_and_chips_conserved():

@@ -130,6 +130,23 @@ def test_a_bet_hand_through_the_cli(sim):
     assert "  payout   seat " in table and "  stacks   seat 1 10000 -> 9950" in table
 
 
+def test_a_raise_with_the_stacks_not_given_has_no_limit_shown(sim):
+    """No stacks in the configuration: the engine takes every stack as unlimited (its 'not
+    told', 2**30 chips) and the CLI says what that means instead of the number."""
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-4", "--button", "4",
+           "--bet", "blinds=50,100"))
+    out = ok(run("--port", sim.port, "deal"))
+    assert "seat 3 to act: call 100, fold, raise 200 or more (no limit: stacks not given)" in out
+    out = ok(run("--port", sim.port, "action", "3", "raise", "300"))
+    assert "seat 4 to act: call 300, fold, raise 500 or more (no limit: stacks not given)" in out
+    out += ok(run("--port", sim.port, "status"))
+    assert "1073741824" not in out and "107374" not in out
+    assert "raise 500 or more (no limit: stacks not given)" in out
+    for seat in (4, 1, 2):
+        ok(run("--port", sim.port, "action", str(seat), "fold"))
+    ok(run("--port", sim.port, "end"))
+
+
 def test_an_amount_on_a_table_that_is_not_bet(sim):
     ok(config(sim, "--button", "6"))
     ok(run("--port", sim.port, "deal"))
@@ -208,7 +225,8 @@ def test_the_stacks_of_a_hand_through_the_cli(sim):
     out = ok(run("--port", sim.port, "stacks", "1=500", "2=80", "3=2000", "4=1000"))
     assert "(bet 80, stack 0, in 80, ALL IN)" in out
     out = ok(run("--port", sim.port, "deal"))
-    assert "seat 3 to act: call 80, fold, raise 180..2000" in out
+    # the short big blind is called as the full blind (house short_blind full, docs/betting.md)
+    assert "seat 3 to act: call 100, fold, raise 200..2000" in out
     before = status(sim)
     assert "more than seat 3 has (2000) (TDA 41)" in err(run("--port", sim.port, "action", "3",
                                                              "raise", "3000"))

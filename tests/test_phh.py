@@ -363,16 +363,9 @@ def test_a_bet_hand_with_stacks_per_hand_and_chips_procedures_replays_to_the_pay
     assert list(state.stacks) == [settled["stacks"]["end"][str(s)] for s in (1, 2, 3, 4)]
 
 
-@pytest.mark.parametrize("name, extra, want", [
-    # TDA 53: the action to seat 4 changed, its raise out of turn is taken back: none in the PHH
-    ("50-oot-changed-tda", [(4, "call"), (1, "fold"), (2, "fold")],
-     ["p3 cbr 400", "p4 cc", "p1 f", "p2 f"]),
-    # TDA 53: unchanged, its call out of turn binds at its turn, after seat 3's
-    ("50-oot-binds-tda", [(1, "call"), (2, "check")], ["p3 cc", "p4 cc", "p1 cc", "p2 cc"]),
-])
-def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, want):
-    """The PHH gives a bet table's action out of turn at its seat's turn, as the shoe's engine
-    applied it (or not at all when it was taken back); pokerkit replays it to the payout."""
+def checked_down(name, extra):
+    """A bundled 4-seat betting scenario, then `extra` (seat, kind) actions, then every street
+    checked round by the seats that did not fold, and the end: its record with its config."""
     with open(os.path.join(SCENARIOS, name + ".json")) as f:
         scn = json.load(f)
     scn.pop("expect")
@@ -384,7 +377,107 @@ def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, wan
     scn["steps"].append({"do": "end"})
     rec = replay(scn)
     rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    return rec
+
+
+@pytest.mark.parametrize("name, extra, want", [
+    # TDA 53: the action to seat 4 changed, its raise out of turn is taken back: none in the PHH
+    ("50-oot-changed-tda", [(4, "call"), (1, "fold"), (2, "fold")],
+     ["p3 cbr 400", "p4 cc", "p1 f", "p2 f"]),
+    # TDA 53: unchanged, its call out of turn binds at its turn, after seat 3's
+    ("50-oot-binds-tda", [(1, "call"), (2, "check")], ["p3 cc", "p4 cc", "p1 cc", "p2 cc"]),
+])
+def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, want):
+    """The PHH gives a bet table's action out of turn at its seat's turn, as the shoe's engine
+    applied it (or not at all when it was taken back); pokerkit replays it to the payout."""
+    rec = checked_down(name, extra)
     hh, state, _ = replayed(phh.dumps(rec))
     assert hh.actions[4:4 + len(want)] == want
     end = payout.settle(rec)["stacks"]["end"]
     assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)]
+
+
+@pytest.mark.parametrize("short_blind", ["full", "posted"])
+def test_a_short_all_in_big_blind_exports_what_pokerkit_can_replay(short_blind):
+    """60 of a 100 big blind, seats 3 and 4 call and check it down. With the house's short_blind
+    full the shoe has them call 100 (a side pot of 40 each, seat 4's flush wins it); pokerkit
+    calls 60 and cannot be told otherwise: the export names the difference in _notes, and
+    pokerkit's stacks are the payout's but for those 80 chips. With short_blind posted, pokerkit
+    replays to the payout exactly."""
+    with open(os.path.join(SCENARIOS, "57-short-bb-called-full-tda.json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["house"]["short_blind"] = short_blind
+    scn["steps"] = [{"do": "deal"}] + [{"do": "action", "seat": s, "kind": k} for s, k in (
+        (3, "call"), (4, "call"), (1, "fold"))]
+    for _ in range(3):
+        scn["steps"] += [{"do": "street"}, {"do": "action", "seat": 3, "kind": "check"},
+                         {"do": "action", "seat": 4, "kind": "check"}]
+    scn["steps"].append({"do": "end"})
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    end = payout.settle(rec)["stacks"]["end"]
+    hh, state, _ = replayed(phh.dumps(rec))
+    notes = [n for n in hh.user_defined_fields["_notes"] if "short_blind" in n]
+    theirs = list(state.stacks)
+    if short_blind == "full":
+        assert [end[str(s)] for s in (1, 2, 3, 4)] == [950, 0, 900, 1210]
+        assert theirs == [950, 0, 940, 1170]
+        assert notes == ["seat 2's blind was all in for 60 of 100: the shoe had it called as the "
+                         "full 100 (house short_blind full); pokerkit calls it for 60, so chips "
+                         "called over it and not given back make pokerkit's stacks differ from "
+                         "the payout's (docs/phh.md)"]
+    else:
+        assert theirs == [end[str(s)] for s in (1, 2, 3, 4)] == [950, 0, 940, 1170]
+        assert notes == []
+
+
+@pytest.mark.parametrize("name, extra, want", [
+    # house excess_chips stays: seat 3 called 100 with 150, the 50 stay in the pot; the flop
+    # checks round, seats 2 and 3 tie on the board and split the 300 with the dead 50
+    ("52-chips-excess-pot-home-tda", [(4, "fold"), (1, "fold"), (2, "check")],
+     [9950, 10050, 10000, 10000]),
+    # the home rule out of turn: seat 4's raise to 300 is a call at its turn, 200 to the pot
+    ("50-oot-home-excess-to-pot-robert", [(1, "fold"), (2, "fold")],
+     [9950, 9900, 9900, 10250]),
+])
+def test_dead_money_is_exported_as_part_of_the_seats_ante(name, extra, want):
+    """Chips a seat left in the pot without a bet have no PHH action: the export gives them as
+    part of its ante (dead money in the main pot, as they were), says so in _notes, and
+    pokerkit replays to the payout's stacks."""
+    rec = checked_down(name, extra)
+    end = payout.settle(rec)["stacks"]["end"]
+    hh, state, _ = replayed(phh.dumps(rec))
+    dead = 50 if name.startswith("52") else 200
+    seat = 3 if name.startswith("52") else 4
+    player = [p for p, s in hh.user_defined_fields["_shoe_seats"].items() if s == seat][0]
+    assert hh.antes == [dead if "p%d" % (i + 1) == player else 0 for i in range(4)]
+    assert "seat %d's ante includes %d chip(s) it left in the pot as dead money" % (
+        seat, dead) in " ".join(hh.user_defined_fields["_notes"])
+    assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)] == want
+
+
+def test_dead_money_of_a_seat_then_all_in_keeps_the_side_pots():
+    """Seat 3 (400 chips) calls 100 with 150 (50 dead, excess_chips stays), then is all in for
+    350 behind a raise to 1000; seats 2 and 3 tie on the board's flush: the main pot (3 x 350,
+    the small blind's 50 and the dead 50) is split, the side pot is seat 2's. The ante that
+    carries the 50 in the PHH does not move the side pot's line: pokerkit ends as the payout."""
+    with open(os.path.join(SCENARIOS, "52-chips-excess-pot-home-tda.json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["house"]["betting"]["stacks"] = {"1": 10000, "2": 10000, "3": 400, "4": 10000}
+
+    def act(seat, kind, amount=None):
+        return dict({"do": "action", "seat": seat, "kind": kind},
+                    **({"amount": amount} if amount else {}))
+    scn["steps"] += [act(4, "raise", 1000), act(1, "fold"), act(2, "call"), act(3, "allin"),
+                     {"do": "street"}, act(2, "bet", 500), act(4, "fold"), {"do": "street"},
+                     {"do": "street"}, {"do": "end"}]
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    settled = payout.settle(rec)
+    assert [p["amount"] for p in settled["pots"]] == [1150, 1300]
+    hh, state, _ = replayed(phh.dumps(rec))
+    assert hh.antes == [0, 0, 50, 0]
+    assert list(state.stacks) == [settled["stacks"]["end"][str(s)] for s in (1, 2, 3, 4)] == [
+        9950, 10875, 575, 9000]

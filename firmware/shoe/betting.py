@@ -427,6 +427,11 @@ class Betting:
         if bb_ante and self.house["blind_before_ante"]:
             self.dead += self._post(bb_seat, bb_ante, "bb_ante", False)
         self.high = max([self.bet[s] for s in order])
+        if self.house["short_blind"] == "full":
+            # a blind all in short (60 of a 100 big blind) is called as the full blind and the
+            # minimum raise is over it (RRoP No-limit 2: a bet is at least the big blind; the
+            # TDA's conventional ruling); "posted": called for what was posted (pokerkit's way)
+            self.high = max(self.high, forced[-1])
         # the minimum raise: the big blind, or the last straddle (it plays as the big blind)
         self.full = max(forced[-1], self.min_bet())
         self.nbets = 1 + len(cfg["straddles"])

@@ -46,6 +46,8 @@ SETTINGS = (
      "TDA RP-11 (2024): a short big blind posts the blind first, then the big-blind ante"),
     ("pl_full_blinds", True, False, (True, False),
      "TDA 54: pot-limit sizing pre-flop counts short blinds as full"),
+    ("short_blind", "full", "full", ("full", "posted"),
+     "RRoP No-limit 2 / TDA forum: pre-flop a short all-in blind is called and raised as a full one"),
     ("under_raise", "half", "half", ("half", "call"),
      "TDA 43 / RRoP: a raise of 50% or more of the minimum is made a full raise, less is a call"),
     ("out_of_turn", "tda53", "robert", ("tda53", "robert", "home"),

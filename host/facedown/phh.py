@@ -683,6 +683,8 @@ def _user_fields(table, w):
     if game.family == STUD and (face_up or face_down):
         notes.append("pokerkit decides the bring-in and the betting order from its own up "
                      "cards; the cards the table saw up or down are in _face_up/_face_down")
+    for note in _chips_notes(table.record):
+        notes.append(note)
     status = rec.get("status")
     if status in ("misdeal", "void"):
         notes.append("the hand ended in a %s: the PHH stops where the shoe stopped" % status)
@@ -810,9 +812,54 @@ def _stakes_of(record, table, game):
     antes = [cfg["ante"]] * len(order)
     if cfg["bb_ante"]:
         antes[order.index(b.blind_seats[1][0])] = cfg["bb_ante"]
+    for s, n in _dead_money(b).items():
+        antes[order.index(s)] += n
     out["antes"] = antes
     out["ante"] = cfg["ante"]
     return {k: v for k, v in out.items() if v is not None}
+
+
+# the engine's log kinds for chips a seat left in the pot as dead money: no bet, no action
+DEAD_MONEY = ("excess", "oot-excess")
+
+
+def _dead_money(b):
+    """{seat: chips} a seat left in the pot as dead money (the house's excess_chips stays, the
+    home rule's excess over a call out of turn): PHH has no action for chips that go in without
+    a bet, so the export gives them as part of the seat's ante, dead money in the main pot as
+    they were, and pokerkit's stacks end as the payout's (docs/phh.md)."""
+    out = {}
+    for _, seat, kind, _, added in b.log:
+        if kind in DEAD_MONEY:
+            out[seat] = out.get(seat, 0) + added
+    return out
+
+
+def _chips_notes(record):
+    """What the PHH says about a bet table's chips it carries in its own way: dead money given
+    as part of a seat's ante (see _dead_money), and a blind all in short on a table whose house
+    calls it as the full blind (short_blind full, docs/betting.md), which pokerkit calls for what
+    was posted and has no way to be told otherwise, so the chips called over it are the shoe's
+    and not pokerkit's."""
+    if ((record.get("config") or {}).get("house") or {}).get("betting") is None:
+        return []
+    from .payout import replay
+
+    b = replay(record, record["config"])
+    notes = ["seat %d's ante includes %d chip(s) it left in the pot as dead money (no bet: PHH "
+             "has no action for it)" % (s, n) for s, n in sorted(_dead_money(b).items())]
+    if b.house["short_blind"] != "full":
+        return notes
+    nominal = dict(b.blind_seats)
+    for rnd, seat, kind, _, added in b.log:
+        if rnd == 0 and kind in ("blind", "straddle") and added < nominal.get(seat, 0):
+            notes.append(
+                "seat %d's blind was all in for %d of %d: the shoe had it called as the full "
+                "%d (house short_blind full); pokerkit calls it for %d, so chips called over "
+                "it and not given back make pokerkit's stacks differ from the payout's "
+                "(docs/phh.md)" % (seat, added, nominal[seat], nominal[seat], added))
+            break
+    return notes
 
 
 def _check(hh):

@@ -45,6 +45,19 @@ def seat_chips(bets, seat):
     return "   (%s)" % ", ".join(parts)
 
 
+def _amounts(v):
+    """An option's amount: 300, or a bet's range '200..9800'; a top the engine gives for a stack
+    nobody told it (shoe.betting.UNKNOWN, no-limit with the stacks not given) is no limit:
+    '200 or more (no limit: stacks not given)'."""
+    if not isinstance(v, list):
+        return str(v)
+    from . import firmware
+
+    if v[1] >= firmware.load("shoe.betting").UNKNOWN:
+        return "%d or more (no limit: stacks not given)" % v[0]
+    return "%d..%d" % tuple(v) if v[0] != v[1] else str(v[0])
+
+
 def betting_line(bets):
     """Whose turn it is, the pot, what the seat may do: 'pot 1500; seat 4 to act: fold, call
     200, raise 400..9800'."""
@@ -55,9 +68,8 @@ def betting_line(bets):
     else:
         opts = bets.get("options")
         turn = "seat %s to act%s" % (bets["to_act"], ": " + ", ".join(
-            k if v is None else "%s %s" % (k, v if not isinstance(v, list) else
-                                            "%d..%d" % tuple(v) if v[0] != v[1] else v[0])
-            for k, v in sorted(opts.items())) if opts else "")
+            k if v is None else "%s %s" % (k, _amounts(v)) for k, v in sorted(opts.items()))
+            if opts else "")
     return "%s, round %d, pot %d; %s" % (STRUCTURE.get(bets.get("structure"), "?"),
                                          bets.get("round", 0) + 1, bets.get("pot", 0), turn)
 
