@@ -16,12 +16,11 @@
 # A step a mechanism fault stopped is finished by the button of that step (the same command
 # again); any other press is refused until then, as the host's would be.
 import wire
+from hal.base import BUTTONS  # noqa: F401  (panel.BUTTONS: the buttons a press names)
 from play import CommandError as Refused  # a press refused: the wire's code, the message
 from shoe.cards import CODE, UP
 from shoe.hand import DEALING
 from shoe.zones import OP_MOVE, SEAT0
-
-BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")
 
 
 def last_down_card(hand):
