@@ -41,7 +41,7 @@ def last_down_card(hand):
     return None
 
 
-# the interrupted operation (Hand.interrupted[0]) each button finishes
+# the stopped operation (Hand.step.stopped[0]) each button finishes
 _FINISHES = {"deal": "deal", "street": "burn", "report": "exposed", "premature": "premature"}
 
 
@@ -52,7 +52,7 @@ def plan(device, button, floor_key):
         raise why
     h = device.hand
     live = h is not None and h.status == DEALING
-    it = h.interrupted if live else None
+    it = h.step.stopped if live else None
     if it is not None:  # a stopped step: its own button finishes it, nothing else runs
         if _FINISHES.get(it[0]) != button:
             raise Refused(wire.WRONG_STATE, "the %s was stopped by a mechanism fault: %s" % (

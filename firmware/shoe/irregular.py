@@ -248,7 +248,7 @@ def four_card_flop(h, before):
     h.last_street = []
     h._reshuffle(MIX_STUB)
     for _ in range(3):
-        h.owed.append((BOARD, True, CTX_STREET))
+        h.step.owed.append((BOARD, True, CTX_STREET))
     h._pay()
 
 
@@ -263,8 +263,8 @@ def no_burn_flop(h, before):
         h._reshuffle(MIX_STUB)
         h.burn_for[1] = B_OWED
         h.last_street = []
-        h.partial_want = before + 3
-        h.partial = P_BURN
+        h.step.want = before + 3
+        h.step.kind = P_BURN
         h._finish_street()
         return
     if h.house["no_burn_flop"] == "scramble":
