@@ -88,7 +88,7 @@ def test_deal_burn_and_the_reports_leave_the_host_s_record(twins):
     same_table(a, b)
     assert a.hand.initial_complete() and a.hand.status == DEALING
     # EXPOSED: the last card dealt down (the button's second card)
-    seat, index = panel.last_down_card(a.hand)
+    seat, index = a.hand.can_report_exposed()
     assert (seat, index) == (9, 2)
     assert press(a, "exposed") == (0, "")
     host.call("report", 1, 9, 2)

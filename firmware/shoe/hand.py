@@ -175,6 +175,12 @@ class Hand:
 
     # ---------------------------------------------------------------- checks
 
+    def can_report_exposed(self):
+        """(seat, index) of the card a dealer can report exposed (the last dealt face down to a
+        seat and still there, face down; index 1-based), or None (shoe/irregular.py reads the
+        log)."""
+        return _irregular("last_down_card", self)
+
     def _check_dealing(self):
         if self.status != DEALING:
             raise ShoeError(E_STATE, "the hand is over (%s)" % STATUS_NAMES[self.status])
