@@ -16,33 +16,12 @@
 # A step a mechanism fault stopped is finished by the button of that step (the same command
 # again); any other press is refused until then, as the host's would be.
 import wire
+from hal.base import BUTTONS  # noqa: F401  (panel.BUTTONS: the buttons a press names)
 from play import CommandError as Refused  # a press refused: the wire's code, the message
-from shoe.cards import CODE, UP
 from shoe.hand import DEALING
-from shoe.zones import OP_MOVE, SEAT0
-
-BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")
 
 
-def last_down_card(hand):
-    """(seat, index) of the last card dealt face down to a seat (index 1-based in the order the
-    seat received its cards), or None."""
-    log = hand.z.log
-    i = len(log) - 4
-    while i >= 0:
-        # (a move names seat n as zone SEAT0 + n, bit 7 set when face up)
-        if log[i] == OP_MOVE and log[i + 3] & 0x7F >= SEAT0 and not log[i + 3] & 0x80:
-            seat = (log[i + 3] & 0x7F) - SEAT0
-            held = hand.z.seats.get(seat, ())
-            for k in range(len(held)):
-                if held[k] & CODE == log[i + 1]:
-                    return None if held[k] & UP else (seat, k + 1)
-            return None  # that card has left the seat since (mucked, replaced)
-        i -= 4
-    return None
-
-
-# the interrupted operation (Hand.interrupted[0]) each button finishes
+# the stopped operation (Hand.step.stopped[0]) each button finishes
 _FINISHES = {"deal": "deal", "street": "burn", "report": "exposed", "premature": "premature"}
 
 
@@ -53,7 +32,7 @@ def plan(device, button, floor_key):
         raise why
     h = device.hand
     live = h is not None and h.status == DEALING
-    it = h.interrupted if live else None
+    it = h.step.stopped if live else None
     if it is not None:  # a stopped step: its own button finishes it, nothing else runs
         if _FINISHES.get(it[0]) != button:
             raise Refused(wire.WRONG_STATE, "the %s was stopped by a mechanism fault: %s" % (
@@ -72,7 +51,7 @@ def plan(device, button, floor_key):
     if button == "burn":
         return [("street", ())]
     if button == "exposed":
-        where = last_down_card(h)
+        where = h.can_report_exposed()
         if where is None:
             raise Refused(wire.WRONG_STATE, "no card dealt down to a seat to report exposed")
         return [("report", (1, where[0], where[1]))]

@@ -40,7 +40,9 @@ HANDS = []      # procedures per hand: how many hands held two or more
 
 
 def snapshot(hand):
-    state = {k: copy.deepcopy(v) for k, v in vars(hand).items() if k not in ("rng", "mech", "z")}
+    state = {k: copy.deepcopy(v) for k, v in vars(hand).items()
+             if k not in ("rng", "mech", "z", "step")}
+    state["step"] = copy.deepcopy(vars(hand.step))  # (the step in progress: its fields)
     z = hand.z
     zones = (bytes(z.where), list(z.stub), list(z.board), list(z.burns), list(z.muck),
              list(z.aside), {s: list(v) for s, v in z.seats.items()}, list(z.removed),
@@ -86,7 +88,7 @@ class EngineMachine(RuleBasedStateMachine):
         except MechanismFault as e:  # stopped: the card stayed in the stub; logged
             log = self.hand.z.log
             assert log[-4] == OP_FAULT and log[-3] == e.code
-            assert self.hand.interrupted is not None
+            assert self.hand.step.stopped is not None
             self.shoe.rec.commit(self.hand)
             self.burns.after(fn.__name__)
             event("stopped " + fn.__name__)
@@ -218,13 +220,13 @@ class EngineMachine(RuleBasedStateMachine):
     def _compose(self, first, second, data):
         """Two irregularities one right after the other, then the hand goes on."""
         h = self.hand
-        if h.status != 0 or h.interrupted is not None:
+        if h.status != 0 or h.step.stopped is not None:
             return
         self._irregular(first, data)
-        if self.hand.status == 0 and self.hand.interrupted is None:
+        if self.hand.status == 0 and self.hand.step.stopped is None:
             self._irregular(second, data)
         for _ in range(data.draw(st.integers(0, 3))):
-            if self.hand.status != 0 or self.hand.interrupted is not None:
+            if self.hand.status != 0 or self.hand.step.stopped is not None:
                 break
             self.play_on(data)
 

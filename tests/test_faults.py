@@ -244,9 +244,9 @@ def test_other_steps_are_refused_until_the_stopped_one_is_repeated():
             getattr(hand, op)(*args)
         assert e.value.message in ("the deal was stopped by a mechanism fault: repeat it to "
                                    "finish it first", "holdem has no draw"), e.value.message
-    assert bytes(hand.z.log) == log and hand.interrupted == ("deal", 0, 0)
+    assert bytes(hand.z.log) == log and hand.step.stopped == ("deal", 0, 0)
     hand.deal(1)  # the count does not matter: the deal goes on to its target
-    assert hand.initial_complete() and hand.interrupted is None
+    assert hand.initial_complete() and hand.step.stopped is None
     hand.street()
     # end (and a misdeal) are always allowed: the hand is over, nothing is owed
     with pytest.raises(ValueError, match="a jam sticks 1..255 times"):
@@ -256,7 +256,7 @@ def test_other_steps_are_refused_until_the_stopped_one_is_repeated():
     with pytest.raises(MechanismFault):
         hand.street()
     hand.end()
-    assert hand.interrupted is None and not hand.owed
+    assert hand.step.stopped is None and not hand.step.owed
     z = hand.z
     assert z.count() == 52
 

@@ -88,7 +88,7 @@ def test_deal_burn_and_the_reports_leave_the_host_s_record(twins):
     same_table(a, b)
     assert a.hand.initial_complete() and a.hand.status == DEALING
     # EXPOSED: the last card dealt down (the button's second card)
-    seat, index = panel.last_down_card(a.hand)
+    seat, index = a.hand.can_report_exposed()
     assert (seat, index) == (9, 2)
     assert press(a, "exposed") == (0, "")
     host.call("report", 1, 9, 2)
@@ -247,16 +247,31 @@ def test_the_virtual_shoe_s_panel(virtual_shoe):
 
 
 def test_the_pico_wires_every_button_of_the_panel():
-    """hal/rp2.py names the buttons it reads (pins btn_<name>) without importing panel.py (the
-    HAL is built before the rest loads): the same names, each a signal of the pin map."""
+    """The buttons are named in one place, hal/base.py (the HAL is built before panel.py loads,
+    and panel.py is loaded only at a press): panel.py and hal/rp2wire.py read that list and no
+    firmware file spells it again; each button is a signal of the pin map."""
     import ast
     import json
 
+    import hal.base
+
+    assert panel.BUTTONS is hal.base.BUTTONS
+    spelled = []
+    for folder, _dirs, files in os.walk(os.path.join(ROOT, "firmware")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name)) as f:
+                    tree = ast.parse(f.read())
+                spelled += [name for n in ast.walk(tree) if isinstance(n, ast.Tuple) and
+                            [getattr(e, "value", None) for e in n.elts] == list(panel.BUTTONS)]
+    assert spelled == ["base.py"], spelled
+    # the capability bits are wire.py's; hal/sim.py imports them, hal/rp2.py (built before wire
+    # loads) spells the one it brings
     with open(os.path.join(ROOT, "firmware", "hal", "rp2.py")) as f:
         tree = ast.parse(f.read())
-    names = [n.value for n in tree.body if isinstance(n, ast.Assign) and
-             getattr(n.targets[0], "id", "") == "BUTTONS"]
-    assert names and ast.literal_eval(names[0]) == panel.BUTTONS
+    caps = [n.value for n in tree.body if isinstance(n, ast.Assign) and
+            getattr(n.targets[0], "id", "") == "CAP_JOURNAL"]
+    assert caps and ast.literal_eval(caps[0]) == W.CAP_JOURNAL
     with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
         signals = {s["name"] for s in json.load(f)["signals"]}
     assert {"btn_" + b for b in panel.BUTTONS} | {"floor_key", "buzzer_pwm"} <= signals

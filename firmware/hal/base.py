@@ -13,11 +13,15 @@
 #                   open_port() -> the protocol's port (read_into, write, close)
 #   optional        tick() feeds the watchdog; start_watchdog() / stop_watchdog();
 #                   maintenance_switch() the key switch is turned; presses() the front panel's
-#                   buttons pressed since the last call (names of panel.BUTTONS); floor_key();
+#                   buttons pressed since the last call (names of BUTTONS below); floor_key();
 #                   signal(ok) the buzzer's answer to a press; show(state) the status LED
 #                   (idle, dealing, attention, locked). The defaults: a shoe without them.
 # Kept small: a Pico holds every imported module's bytecode in its heap.
 import time
+
+# The front panel's buttons, in one place: presses() reports these names, hal/rp2wire.py wires
+# pin btn_<name> for each, panel.py runs each one's commands.
+BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")
 
 
 class Clock:

@@ -25,7 +25,7 @@
 #               watchdog through WATCHDOG_CTRL (machine.WDT has no way to)
 #   log(msg)    kept in RAM (hal.logs): the USB line carries the protocol
 #   presses()   the front panel's dealer buttons pressed since the last call (debounced edges,
-#               names of panel.BUTTONS); floor_key(): the floor key turned; signal(ok): the
+#               names of hal.base.BUTTONS); floor_key(): the floor key turned; signal(ok): the
 #               buzzer's answer to a press (panel.py runs the presses); show(state): the status
 #               LED (Device.indication), with an alarm when the operator is needed
 #
@@ -62,9 +62,10 @@ from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
 from shoe.compat import release
 
-CAP_JOURNAL = 2            # wire.CAP_JOURNAL
+# wire.CAP_JOURNAL, spelled again: importing wire here holds it through the pin map's peak at boot
+# (tests/mp_rp2_test.py runs out of heap); tests/test_panel.py checks the two agree
+CAP_JOURNAL = 2
 LOG_LINES = 32
-BUTTONS = ("deal", "burn", "exposed", "premature", "misdeal")  # panel.BUTTONS: pins btn_<name>
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
 BEEP_OK_MS = 60
 BEEP_REFUSED_MS = 400
@@ -143,7 +144,7 @@ class Rp2Hal(Hal):
 
     def presses(self):
         """The buttons pressed since the last call (a confirmed press edge each), as names of
-        panel.BUTTONS; polled by the main loop between commands, every ms or so. Also ends a
+        hal.base.BUTTONS; polled by the main loop between commands, every ms or so. Also ends a
         beep whose time is up."""
         now = self.clock.ticks_us()
         out = ()

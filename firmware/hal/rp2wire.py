@@ -13,7 +13,8 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
-from hal.rp2 import BUTTONS, restarter, volts
+from hal.base import BUTTONS
+from hal.rp2 import restarter, volts
 from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, ROUTE_NAMES,
                          ROUTE_REJECT)
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses

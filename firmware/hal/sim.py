@@ -13,8 +13,8 @@ from hal.base import Clock, Hal
 from hal.store import DirStore
 
 from journal import JOURNAL_BLOCKS
+from wire import CAP_JOURNAL, CAP_SIM
 
-CAPS = 1 | 2  # wire.CAP_SIM | wire.CAP_JOURNAL
 LOG = "shoe.log"
 PANEL = "panel"  # the front panel's presses, written by the host's VirtualShoe.press
 PANEL_POLL_MS = 20
@@ -124,7 +124,7 @@ class SimHal(Hal):
         self.store = DirStore(".")
         self.clock = Clock()
         self.t_panel = self.clock.ticks_ms()
-        self.caps = CAPS
+        self.caps = CAP_SIM | CAP_JOURNAL
         self.device_id = self.store.read("device_id")
         if not self.device_id:
             self.device_id = "sim-" + "".join("%02x" % b for b in os.urandom(4))

@@ -33,7 +33,7 @@ CTX_STREET = const(4)    # turn, river, stud street, community card
 CTX_DRAW = const(5)      # a draw
 CTX_REPLACE = const(6)   # a replacement card
 
-# dealing steps under way (Hand.partial)
+# dealing steps under way (Step.kind)
 P_DEAL = const(1)
 P_BURN = const(2)
 P_CARDS = const(3)
@@ -59,12 +59,26 @@ DEAD = const(3)
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
 CHIPS = (False, True, True, True, False, True, True, True)
 
-# operations that deal, as (name, a, b): what a stopping fault interrupts (Hand.interrupted)
+# operations that deal, as (name, a, b): what a stopping fault interrupts (Step.stopped)
 _DEAL = ("deal", 0, 0)
 _STREET = ("street", 0, 0)
 _DRAW = ("draw", 0, 0)
 _PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
 
+
+class Step:
+    """The hand's step in progress, one record (was five attributes of Hand): kind, a dealing
+    step under way (P_*, 0 none: what a power cut interrupts; the snapshot keeps kind and
+    want); want, its target (initial cards dealt, or the board's length); owed, (dest, up,
+    ctx) cards a procedure still has to deal; doing, the operation under way as (name, a, b);
+    stopped, the operation a stopping fault stopped (repeat it to go on), or None."""
+
+    def __init__(self):
+        self.kind = 0
+        self.want = 0
+        self.owed = []
+        self.doing = None
+        self.stopped = None
 
 
 class Hand:
@@ -122,11 +136,7 @@ class Hand:
         self.down3 = []           # stud seats whose third card comes down (RP-10-A)
         self.burn_for = bytearray(b"\xff" * LEDGER)  # the burn ledger (B_*), by street
         self.returning = []       # aside cards to return to the stub before the next street
-        self.partial = 0          # a dealing step under way (P_*): what a power cut interrupts
-        self.partial_want = 0     # its target: initial cards dealt, or the board's length
-        self.owed = []            # (dest, up, ctx): cards a procedure still has to deal
-        self.doing = None         # the operation under way, as (name, a, b)
-        self.interrupted = None   # the operation a stopping fault stopped: repeat it to go on
+        self.step = Step()        # the step in progress: what a power cut or a fault interrupts
         self.last_street = None   # cards of the last street step, for a premature report
         self.discards = bytearray(C.NCODES)  # draw discards in the muck: round * 16 + seat
         self.bets = None          # the betting (shoe.bets.Bets) when the table is bet
@@ -165,6 +175,12 @@ class Hand:
 
     # ---------------------------------------------------------------- checks
 
+    def can_report_exposed(self):
+        """(seat, index) of the card a dealer can report exposed (the last dealt face down to a
+        seat and still there, face down; index 1-based), or None (shoe/irregular.py reads the
+        log)."""
+        return _irregular("last_down_card", self)
+
     def _check_dealing(self):
         if self.status != DEALING:
             raise ShoeError(E_STATE, "the hand is over (%s)" % STATUS_NAMES[self.status])
@@ -192,7 +208,7 @@ class Hand:
         interrupted is finished first (to the target it had)."""
         self._check_dealing()
         again = self._again(_DEAL)
-        if self.partial == P_DEAL or again:
+        if self.step.kind == P_DEAL or again:
             self._start(_DEAL)
             self.last_street = None
             self._continue()
@@ -206,14 +222,14 @@ class Hand:
                 raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
         self._start(_DEAL)
         self.last_street = None
-        self.partial_want = self.initial_done + (remaining if count is None else count)
-        self.partial = P_DEAL
+        self.step.want = self.initial_done + (remaining if count is None else count)
+        self.step.kind = P_DEAL
         self._finish_deal()
 
     def _finish_deal(self):
-        r = self._deal_initial(self.partial_want)
+        r = self._deal_initial(self.step.want)
         if r >= 0:
-            self.partial = 0
+            self.step.kind = 0
         return r
 
     def street(self):
@@ -222,7 +238,7 @@ class Hand:
         if self.kind == G.DRAW:
             raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
         again = self._again(_STREET)
-        if self.partial in (P_BURN, P_CARDS):  # a street a power cut or a fault interrupted
+        if self.step.kind in (P_BURN, P_CARDS):  # a street a power cut or a fault interrupted
             self._start(_STREET)
             if self.last_street is None:
                 self.last_street = []
@@ -250,7 +266,7 @@ class Hand:
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
         self._again(_DRAW)
-        resuming = self.partial in (P_DRAWBURN, P_DRAW)
+        resuming = self.step.kind in (P_DRAWBURN, P_DRAW)
         if not resuming:
             self._check_street()
         if not isinstance(discards, dict):
@@ -273,11 +289,11 @@ class Hand:
         if not resuming:
             self.window_closed = True
             self.draw_round += 1
-            self.partial = P_DRAWBURN
-        if self.partial == P_DRAWBURN:
+            self.step.kind = P_DRAWBURN
+        if self.step.kind == P_DRAWBURN:
             if self._burn(CTX_BURN) < 0:
                 return
-            self.partial = P_DRAW
+            self.step.kind = P_DRAW
         for seat in self.order:
             if self.state[seat] != LIVE or seat not in discards:
                 continue
@@ -293,7 +309,7 @@ class Hand:
                     break
                 if self._fill(SEAT0 + seat, False, CTX_DRAW) < 0:
                     return
-        self.partial = 0
+        self.step.kind = 0
 
     def action(self, seat, kind, amount=None, oot=False, chips=None):
         """A betting action in turn; it feeds the misdeal window. A fold mucks the seat's cards.
@@ -307,7 +323,7 @@ class Hand:
             if self.bets is None or not self.initial_done or kind not in ACTIONS:
                 raise ShoeError(E_STATE, "the chips put out are dealt with on a table that is "
                                 "bet, once its cards are dealt")
-            if self.interrupted is not None:
+            if self.step.stopped is not None:
                 self._again(None)  # (refused: finish the stopped operation first)
             kind, amount, pid, to_pot = self.bets.resolve(seat, kind, amount, chips, oot)
             if kind is None:  # void (seed 003): nothing but the procedure; the seat acts again
@@ -334,7 +350,7 @@ class Hand:
             self._start(op)
             if not self.initial_complete():
                 # a deal a power cut stopped is finished; otherwise the seats are short
-                r = self._finish_deal() if self.partial == P_DEAL else \
+                r = self._finish_deal() if self.step.kind == P_DEAL else \
                     self._short_at_action(seat)
                 if r < 0:
                     return
@@ -427,29 +443,29 @@ class Hand:
             self._gather(self.returning)
             self.returning = []
             self._reshuffle(MIX_STUB)  # (the river's burn was taken with the set-aside turn)
-        self.partial_want = len(self.z.board) + G.BOARD_STREETS[s - 1]
-        self.partial = P_BURN
+        self.step.want = len(self.z.board) + G.BOARD_STREETS[s - 1]
+        self.step.kind = P_BURN
         self._finish_street()
 
     def _stud_street(self):
         s = self.nstreet
         community = s == G.STUD_LAST and self._short_stub()
-        self.partial_want = len(self.z.board) + 1 if community else 0
-        self.partial = P_BURN
+        self.step.want = len(self.z.board) + 1 if community else 0
+        self.step.kind = P_BURN
         self._finish_street()
 
     def _finish_street(self):
         """Burn, then the street's cards; re-entered after a power cut from where it stopped
-        (partial says whether the burn is done; partial_want is the board's target length, or
+        (step.kind says whether the burn is done; step.want is the board's target length, or
         0 for one card to each live stud seat)."""
         s = self.nstreet
         board = self.z.board
         flop = self.kind == G.BOARD and s == 1
-        if self.partial == P_BURN:
+        if self.step.kind == P_BURN:
             if self._burn(CTX_FLOPBURN if flop else CTX_BURN) < 0:
                 return
-            self.partial = P_CARDS
-        want = self.partial_want
+            self.step.kind = P_CARDS
+        want = self.step.want
         if want:
             ctx = CTX_FLOP if flop else CTX_STREET
             while len(board) < want:
@@ -461,7 +477,7 @@ class Hand:
                 if self.state[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
                     if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
                         return
-        self.partial = 0
+        self.step.kind = 0
         if flop and (self.burn_for[1] == B_NOBURN or self.burn_for[1] == B_NOBURN_SEEN):
             self._no_burn_flop(want - 3)
         elif flop and len(board) > want:
@@ -541,7 +557,7 @@ class Hand:
             reads = self.mech.feed(ROUTE_BURN if dest == BURNS else ROUTE_OUT)
         except MechanismFault as e:  # the shoe stopped safe before this card was reported
             self.note_fault(e.code, dest, self.mech.retries)
-            self.interrupted = self.doing
+            self.step.stopped = self.step.doing
             raise
         misrouted = self.mech.misrouted
         filled = 0
@@ -631,8 +647,8 @@ class Hand:
 
     def _deal_rest(self):
         """The rest of the initial deal, as a deal step (a fault or power cut resumes it)."""
-        self.partial_want = self.initial_total
-        self.partial = P_DEAL
+        self.step.want = self.initial_total
+        self.step.kind = P_DEAL
         return self._finish_deal()
 
     # ---------------------------------------------------------------- stopping faults
@@ -645,7 +661,7 @@ class Hand:
     def _again(self, op):
         """While a stopping fault's operation is unfinished: True when op repeats it (it is
         then continued, not started anew); any other dealing operation is refused."""
-        it = self.interrupted
+        it = self.step.stopped
         if it is None:
             return False
         if it != op:
@@ -654,26 +670,26 @@ class Hand:
         return True
 
     def _start(self, op):
-        self.doing = op
-        self.interrupted = None
+        self.step.doing = op
+        self.step.stopped = None
 
     def _continue(self):
         """Finish what a stopping fault stopped: a deal to its target (and its replacement
         cards), or the cards a procedure still owes."""
-        if self.partial == P_DEAL:
+        if self.step.kind == P_DEAL:
             return self._finish_deal()
         if self.initial_complete():
             return self._after_initial()
         return 0
 
     def _owe(self, dest, up, ctx):
-        self.owed.append((dest, up, ctx))
+        self.step.owed.append((dest, up, ctx))
         return self._pay()
 
     def _pay(self):
         """Deal the cards procedures owe, in order. -1 when the hand ended or no card is left
         (nothing is owed any more then)."""
-        owed = self.owed
+        owed = self.step.owed
         while owed:
             dest, up, ctx = owed[0]
             if self._fill(dest, up, ctx) < 0:
@@ -684,8 +700,8 @@ class Hand:
 
     def _over(self):
         """The hand ends: nothing is owed or waits to be repeated."""
-        self.interrupted = None
-        del self.owed[:]
+        self.step.stopped = None
+        del self.step.owed[:]
 
     # ---------------------------------------------------------------- helpers
 

@@ -9,8 +9,8 @@ from shoe import games as G
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.hand import (MISDEAL, CTX_DEAL, CTX_BURN, CTX_FLOPBURN, CTX_FLOP, CTX_STREET,
                        CTX_REPLACE, B_DONE, B_OWED, B_NOBURN_SEEN, P_BURN, _PREMATURE)
-from shoe.zones import (STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, OP_PICK, MIX_STUB, MIX_MUCK,
-                        MIX_BURNS)
+from shoe.zones import (STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, OP_PICK, OP_MOVE, MIX_STUB,
+                        MIX_MUCK, MIX_BURNS)
 
 
 def expose(h, seat, index):
@@ -248,7 +248,7 @@ def four_card_flop(h, before):
     h.last_street = []
     h._reshuffle(MIX_STUB)
     for _ in range(3):
-        h.owed.append((BOARD, True, CTX_STREET))
+        h.step.owed.append((BOARD, True, CTX_STREET))
     h._pay()
 
 
@@ -263,8 +263,8 @@ def no_burn_flop(h, before):
         h._reshuffle(MIX_STUB)
         h.burn_for[1] = B_OWED
         h.last_street = []
-        h.partial_want = before + 3
-        h.partial = P_BURN
+        h.step.want = before + 3
+        h.step.kind = P_BURN
         h._finish_street()
         return
     if h.house["no_burn_flop"] == "scramble":
@@ -301,3 +301,22 @@ def draw_reshuffle(h, seat):
     h._proc("draw-reshuffle", seat)
     h._gather(pool)
     h._reshuffle(MIX_STUB | MIX_MUCK)
+
+
+def last_down_card(hand):
+    """(seat, index) of the last card dealt face down to a seat (index 1-based in the order the
+    seat received its cards), or None: Hand.can_report_exposed, which the front panel's EXPOSED
+    asks (here, not in shoe/hand.py: loaded at the first irregularity, not held from boot)."""
+    log = hand.z.log
+    i = len(log) - 4
+    while i >= 0:
+        # (a move names seat n as zone SEAT0 + n, bit 7 set when face up)
+        if log[i] == OP_MOVE and log[i + 3] & 0x7F >= SEAT0 and not log[i + 3] & 0x80:
+            seat = (log[i + 3] & 0x7F) - SEAT0
+            held = hand.z.seats.get(seat, ())
+            for k in range(len(held)):
+                if held[k] & C.CODE == log[i + 1]:
+                    return None if held[k] & C.UP else (seat, k + 1)
+            return None  # that card has left the seat since (mucked, replaced)
+        i -= 4
+    return None

@@ -40,8 +40,8 @@ def image(hand):
         for k in range(len(ls)):
             img[76 + k] = ls[k]
     img[92:145] = hand.discards
-    img[145] = hand.partial
-    img[146] = hand.partial_want
+    img[145] = hand.step.kind
+    img[146] = hand.step.want
     return img
 
 
@@ -64,8 +64,8 @@ def apply_image(hand, img):
         setattr(hand, name, list(img[at + 1:at + 1 + img[at]]))
     hand.last_street = None if img[75] == 255 else list(img[76:76 + img[75]])
     hand.discards = bytearray(img[92:145])
-    hand.partial = img[145]
-    hand.partial_want = img[146]
+    hand.step.kind = img[145]
+    hand.step.want = img[146]
 
 
 def diff(old, new):

@@ -520,7 +520,7 @@ class VirtualShoe:
         return connect(self.port, self.key if self.provision else None, role, **kwargs)
 
     def press(self, *buttons):
-        """Press the front panel's buttons (panel.BUTTONS: deal, burn, exposed, premature,
+        """Press the front panel's buttons (hal.base.BUTTONS: deal, burn, exposed, premature,
         misdeal), in order: the simulator reads them at its next poll (hal/sim.py)."""
         path = os.path.join(self.flash, "panel")
         with open(path + ".new", "a") as f:
