@@ -38,6 +38,7 @@ with atheris.instrument_imports(exclude=["journal", "hal.flashdev", "shoe.snapsh
     from hal.flashdev import PowerCut
     from hal import simmech  # noqa: F401
     from shoe import hand, zones, snapshot, logplay  # noqa: F401
+    from shoe.games import STUD
     from shoe.hand import DEALING
 
 MAX_COMMANDS = 48
@@ -116,6 +117,15 @@ def counterfeit(dev):
     mechanism's world, not something the host asked (docs/testing.md). The twins are not
     compared until a hand starts with none armed."""
     return any(f[0] in ("foreign", "duplicate") and f[2] & 63 < 52 for f in dev.mech.faults)
+
+
+def order_by_upcards(dev):
+    """Is the hand stud's, and bet? Its order of action follows the cards dealt face up (the
+    bring-in, then the best hand showing: TDA RP-10, RRoP Stud), and the twins' face-up cards
+    differ by design (B's stub is reordered), so their betting replies may differ without any
+    hidden card showing through: the twins are not compared until the next hand."""
+    h = dev.hand
+    return h is not None and h.bets is not None and h.kind == STUD
 
 
 class Twin:
@@ -204,6 +214,9 @@ def one(t, seq, body, data, blind=False):
     if t.ni and (physical or counterfeit(a)):
         t.ni = False
         stats.count("ni_off_counterfeit_card")
+    elif t.ni and order_by_upcards(a):
+        t.ni = False
+        stats.count("ni_off_stud_betting")
     cached = seq != 0 and any(p[0] == seq for p in a.replies)  # a retry: the reply it had
     before = fuzzlib.observe(a)
     mark = len(a.appended)
