@@ -125,33 +125,31 @@ class Play:
         self._hand().action(seat, ACTIONS[kind])
         return ()
 
-    def cmd_bet(self, seat, kind, amount):
-        """An action with its amount (the table's betting checks it)."""
+    def _bet_hand(self):
+        """The hand, on a table that is bet (the bet, chips and stacks commands' one refusal)."""
         h = self._hand()
         if h.bets is None:
             raise CommandError(wire.WRONG_STATE, "this table is not bet: configure its betting "
                                "(config's betting) or report actions without amounts")
+        return h
+
+    def cmd_bet(self, seat, kind, amount, chips=None):
+        """An action with its amount (the table's betting checks it); chips: (put, smallest,
+        flags) when the chips command reports what the seat put out."""
+        h = self._bet_hand()
         if kind & 0x7F >= len(ACTIONS):
             raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
         h.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else amount,
-                 bool(kind & 0x80))
+                 bool(kind & 0x80), chips)
         return ()
 
     def cmd_chips(self, seat, kind, amount, put, smallest, flags):
         """An action with the chips the seat put out (shoe.chips makes the action of them)."""
-        if self._hand().bets is None:
-            return self.cmd_bet(seat, kind, amount)  # (the same refusal)
-        if kind & 0x7F >= len(ACTIONS):
-            raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        self.hand.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else
-                         amount, bool(kind & 0x80), (put, smallest, flags))
-        return ()
+        return self.cmd_bet(seat, kind, amount, (put, smallest, flags))
 
     def cmd_stacks(self, data):
         """Every seat's stack at the start of this hand (before its first card)."""
-        h = self._hand()
-        if h.bets is None:
-            return self.cmd_bet(0, 0, 0)  # (the same refusal: this table is not bet)
+        h = self._bet_hand()
         try:
             stacks = wire.unpack_stacks(data)
         except wire.WireError as e:
