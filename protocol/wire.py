@@ -11,6 +11,7 @@
 # hunting for SYNC and verifying the CRC (Decoder).
 import struct
 
+from caps import CAP_SIM, CAP_JOURNAL, CAP_AUTH, CAPABILITIES  # noqa: F401 (identify's bits)
 from crc import crc16, crc16_range  # noqa: F401 (crc16 is the codec's API too)
 
 try:
@@ -84,12 +85,6 @@ ERRORS = ((OK, "OK"), (BAD_FRAME, "BAD_FRAME"), (UNKNOWN_COMMAND, "UNKNOWN_COMMA
 
 NO_AMOUNT = const(0xFFFFFFFF)  # the bet command's amount when the action has none
 
-# capability bits (identify reply)
-CAP_SIM = const(1)
-CAP_JOURNAL = const(2)
-CAP_AUTH = const(4)
-
-CAPABILITIES = ((CAP_SIM, "CAP_SIM"), (CAP_JOURNAL, "CAP_JOURNAL"), (CAP_AUTH, "CAP_AUTH"))
 
 # --- sessions (SPEC.md, "Sessions") --------------------------------------------------------------
 # Roles, lowest first; a session of a role may run the commands of the roles below it.

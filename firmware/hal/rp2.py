@@ -54,6 +54,7 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
+from caps import CAP_JOURNAL  # (not wire: it would stay through the pin map's peak at boot)
 from hal.rp2mech import (UsbPort, MechanismFault, ROSC_RANDOMBIT, WATCHDOG_CTRL_CLR,
                          WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, step_pulses
@@ -62,9 +63,6 @@ from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
 from shoe.compat import release
 
-# wire.CAP_JOURNAL, spelled again: importing wire here holds it through the pin map's peak at boot
-# (tests/mp_rp2_test.py runs out of heap); tests/test_panel.py checks the two agree
-CAP_JOURNAL = 2
 LOG_LINES = 32
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
 BEEP_OK_MS = 60

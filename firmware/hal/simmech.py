@@ -20,8 +20,7 @@
 #                  request (each tried reader.retries + 1 times, reader.timeout_ms each)
 from shoe.cards import UP
 from shoe.faults import JAM, EMPTY, LID_OPEN, READER_SILENT
-
-ROUTE_BURN = 1
+from shoe.routes import ROUTE_BURN
 
 DOUBLE_FEED = "double_feed"
 FOREIGN = "foreign"

@@ -8,6 +8,7 @@ from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.faults import MechanismFault
 from shoe.rng import cut
+from shoe.routes import ROUTE_OUT, ROUTE_BURN
 from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_STATUS, OP_FAULT,
@@ -19,10 +20,6 @@ COMPLETE = const(1)
 MISDEAL = const(2)
 VOID = const(3)
 STATUS_NAMES = ("dealing", "complete", "misdeal", "void")
-
-# mechanism routes
-ROUTE_OUT = const(0)
-ROUTE_BURN = const(1)
 
 # feed contexts: what an extra card means depends on where it came out
 CTX_DEAL = const(0)      # initial deal

@@ -71,6 +71,7 @@ def image_sources(root=ROOT):
     return [(firmware, ""),
             (os.path.join(protocol, "wire.py"), "wire.py"),
             (os.path.join(protocol, "crc.py"), "crc.py"),
+            (os.path.join(protocol, "caps.py"), "caps.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json"),
             (os.path.join(root, "hardware", "pinmap.json"), BOARD)]
 
