@@ -265,21 +265,26 @@ class Rp2Hal(Hal):
         if self.debug:
             print(msg)
 
+    # ---------------------------------------------------------------- for the wiring
+    # The closures the wired objects keep for good are made here, in the module that stays:
+    # hal/rp2wire.py is let go after power-up (a closure made there would hold its globals)
+    # and reaches these through the Hal it wires, without importing this module.
 
-def volts(adc, k):
-    """The motor supply's voltage, read (the mechanism's motor_volts; hal/rp2wire.py)."""
-    def read():
-        return adc.read_u16() * k
+    @staticmethod
+    def volts(adc, k):
+        """The motor supply's voltage, read (the mechanism's motor_volts)."""
+        def read():
+            return adc.read_u16() * k
 
-    return read
+        return read
 
+    @staticmethod
+    def restarter(sm, step):
+        """A stepper's restart of its state machine (hal.stepper_pio.Stepper)."""
+        def restart():
+            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
 
-def restarter(sm, step):
-    """A stepper's restart of its state machine (hal.stepper_pio.Stepper; hal/rp2wire.py)."""
-    def restart():
-        sm.init(step_pulses, freq=STEP_HZ, set_base=step)
-
-    return restart
+        return restart
 
 
 def _rosc_bit():

@@ -7,46 +7,16 @@ from shoe import games as G
 from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
 from shoe.faults import MechanismFault
+from shoe.progress import (  # noqa: F401 (the status values: the hand's users take them here)
+    B_DONE, B_NOBURN, B_NOBURN_SEEN, B_OWED, COMPLETE, CTX_BURN, CTX_DEAL, CTX_DRAW, CTX_FLOP,
+    CTX_FLOPBURN, CTX_REPLACE, CTX_STREET, DEALING, LEDGER, MISDEAL, DO_DEAL, DO_DRAW, DO_STREET,
+    P_BURN, P_CARDS, P_DEAL, P_DRAW, P_DRAWBURN, STATUS_NAMES, Step, VOID)
 from shoe.rng import cut
 from shoe.routes import ROUTE_OUT, ROUTE_BURN
 from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_STATUS, OP_FAULT,
                         MIX_STUB)
-
-# status
-DEALING = const(0)
-COMPLETE = const(1)
-MISDEAL = const(2)
-VOID = const(3)
-STATUS_NAMES = ("dealing", "complete", "misdeal", "void")
-
-# feed contexts: what an extra card means depends on where it came out
-CTX_DEAL = const(0)      # initial deal
-CTX_BURN = const(1)      # a burn
-CTX_FLOPBURN = const(2)  # the flop's burn
-CTX_FLOP = const(3)      # a flop card
-CTX_STREET = const(4)    # turn, river, stud street, community card
-CTX_DRAW = const(5)      # a draw
-CTX_REPLACE = const(6)   # a replacement card
-
-# dealing steps under way (Step.kind)
-P_DEAL = const(1)
-P_BURN = const(2)
-P_CARDS = const(3)
-P_DRAW = const(4)
-P_DRAWBURN = const(5)
-
-# The burn ledger (Hand.burn_for): what each street owes the burns, street n (1-based: the flop,
-# 4th street or the first draw) at index n. Every procedure reads and writes it through
-# _burn, _burned, _keep_for_burn and _settle, and no reshuffle touches it (Rule 38: one and only
-# one card is burned for each street, whatever happens between).
-B_OWED = const(0xff)      # the street burns the top of the stub
-B_NOBURN = const(0xfd)    # the flop's burn went to the board, noticed at once (settled after it)
-B_NOBURN_SEEN = const(0xfc)  # the same, noticed only after the flop was turned (exposed)
-B_DONE = const(0x80)      # | card: the street's burn is taken (that card); it takes no other
-# a value below 64 is a card kept aside as that street's burn (a reserved burn)
-LEDGER = const(8)         # streets 1..7 (the most a game has is 4: room for kept cards after)
 
 # seat states
 LIVE = const(1)
@@ -55,27 +25,6 @@ DEAD = const(3)
 
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
 CHIPS = (False, True, True, True, False, True, True, True)
-
-# operations that deal, as (name, a, b): what a stopping fault interrupts (Step.stopped)
-_DEAL = ("deal", 0, 0)
-_STREET = ("street", 0, 0)
-_DRAW = ("draw", 0, 0)
-_PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
-
-
-class Step:
-    """The hand's step in progress, one record (was five attributes of Hand): kind, a dealing
-    step under way (P_*, 0 none: what a power cut interrupts; the snapshot keeps kind and
-    want); want, its target (initial cards dealt, or the board's length); owed, (dest, up,
-    ctx) cards a procedure still has to deal; doing, the operation under way as (name, a, b);
-    stopped, the operation a stopping fault stopped (repeat it to go on), or None."""
-
-    def __init__(self):
-        self.kind = 0
-        self.want = 0
-        self.owed = []
-        self.doing = None
-        self.stopped = None
 
 
 class Hand:
@@ -204,9 +153,9 @@ class Hand:
         """The initial deal, or only the next `count` cards of it. A deal a power cut
         interrupted is finished first (to the target it had)."""
         self._check_dealing()
-        again = self._again(_DEAL)
+        again = self._again(DO_DEAL)
         if self.step.kind == P_DEAL or again:
-            self._start(_DEAL)
+            self._start(DO_DEAL)
             self.last_street = None
             self._continue()
             return
@@ -217,7 +166,7 @@ class Hand:
             if not isinstance(count, int) or isinstance(count, bool) or not (
                     1 <= count <= remaining):
                 raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
-        self._start(_DEAL)
+        self._start(DO_DEAL)
         self.last_street = None
         self.step.want = self.initial_done + (remaining if count is None else count)
         self.step.kind = P_DEAL
@@ -234,19 +183,19 @@ class Hand:
         self._check_dealing()
         if self.kind == G.DRAW:
             raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
-        again = self._again(_STREET)
+        again = self._again(DO_STREET)
         if self.step.kind in (P_BURN, P_CARDS):  # a street a power cut or a fault interrupted
-            self._start(_STREET)
+            self._start(DO_STREET)
             if self.last_street is None:
                 self.last_street = []
             self._finish_street()
             return
         if again:  # the street is out; a procedure after it still owes cards
-            self._start(_STREET)
+            self._start(DO_STREET)
             self._continue()
             return
         self._check_street()
-        self._start(_STREET)
+        self._start(DO_STREET)
         self.window_closed = True
         self.nstreet += 1
         self.last_street = []
@@ -262,7 +211,7 @@ class Hand:
         self._check_dealing()
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
-        self._again(_DRAW)
+        self._again(DO_DRAW)
         resuming = self.step.kind in (P_DRAWBURN, P_DRAW)
         if not resuming:
             self._check_street()
@@ -281,7 +230,7 @@ class Hand:
                 if (code not in held and not thrown) or code in seen:
                     raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
                 seen.append(code)
-        self._start(_DRAW)
+        self._start(DO_DRAW)
         self.last_street = None
         if not resuming:
             self.window_closed = True
