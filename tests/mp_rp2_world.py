@@ -24,7 +24,7 @@ import rp2  # noqa: E402
 from hal.rp2 import Rp2Hal  # noqa: E402
 from hal.rp2mech import (MechanismFault, UsbPort, ROSC_RANDOMBIT, frame,  # noqa: E402
                          parse_frame)
-from shoe.routes import ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT  # noqa: E402
+from shoe.faults import ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT  # noqa: E402
 from hal import stepper_pio as SP  # noqa: E402
 from shoe import cards as C  # noqa: E402
 from shoe.compat import release  # noqa: E402

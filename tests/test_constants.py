@@ -74,4 +74,4 @@ def test_the_scan_sees_a_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(test_constants, "ROOT", str(tmp_path))
     found = test_constants.assignments()
     assert sorted(found[("ROUTE_BURN", "1")]) == [os.path.join("firmware", "hal", "simmech.py"),
-                                                  os.path.join("firmware", "shoe", "routes.py")]
+                                                  os.path.join("firmware", "shoe", "faults.py")]

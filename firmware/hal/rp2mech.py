@@ -42,8 +42,8 @@
 from crc import crc16
 from shoe import cards as C
 from shoe.faults import (MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT, READER_FAULT,
-                         DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR)
-from shoe.routes import ROUTE_REJECT
+                         DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR,
+                         ROUTE_REJECT)
 
 SILENT = -1      # Reader.read_card: no byte came back at all
 UNREADABLE = -2  # Reader.read_card: answers, but no card

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 from hal.base import BUTTONS
 from hal.rp2mech import Beam, Beams, Diverter, Mechanism, Reader, Timing
-from shoe.routes import ROUTE_NAMES, ROUTE_REJECT
+from shoe.faults import ROUTE_NAMES, ROUTE_REJECT
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from hal.led_pio import LED_HZ, StatusLed, ws2812
 from hal.pinview import PinMap

@@ -6,13 +6,12 @@ from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.faults import MechanismFault
+from shoe.faults import MechanismFault, ROUTE_OUT, ROUTE_BURN
 from shoe.progress import (  # noqa: F401 (the status values: the hand's users take them here)
     B_DONE, B_NOBURN, B_NOBURN_SEEN, B_OWED, COMPLETE, CTX_BURN, CTX_DEAL, CTX_DRAW, CTX_FLOP,
     CTX_FLOPBURN, CTX_REPLACE, CTX_STREET, DEALING, LEDGER, MISDEAL, DO_DEAL, DO_DRAW, DO_STREET,
     P_BURN, P_CARDS, P_DEAL, P_DRAW, P_DRAWBURN, STATUS_NAMES, Step, VOID)
 from shoe.rng import cut
-from shoe.routes import ROUTE_OUT, ROUTE_BURN
 from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_STATUS, OP_FAULT,
