@@ -118,6 +118,25 @@ class Hand:
     def streets_done(self):
         return self.draw_round if self.kind == G.DRAW else self.nstreet
 
+    # What the table may do next, asked by the front panel (panel.py), the device and the
+    # scenario runner instead of reading the step record (pokerkit's can_* style).
+
+    def in_progress(self):
+        """The hand is being dealt (not complete, misdealt or void)."""
+        return self.status == DEALING
+
+    def can_resume(self):
+        """True while an operation a stopping fault stopped waits to be finished: the same
+        command again finishes it (the mechanism goes on counting its cards), and every other
+        dealing command is refused until then."""
+        return self.step.stopped is not None
+
+    def stopped_command(self):
+        """The command that finishes what a stopping fault stopped, as (name, a, b): "deal",
+        "street", "draw", "premature", or "report" with the seat and the card (1-based) whose
+        replacement was stopped; None when nothing waits (can_resume() is False)."""
+        return self.step.stopped
+
     # ---------------------------------------------------------------- checks
 
     def can_report_exposed(self):
