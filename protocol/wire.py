@@ -633,11 +633,18 @@ def catalogue_rows():
     return out
 
 
-def catalogue_digest(messages):
-    """The digest the catalogue document opens with: CRC-16 and length of its "messages" JSON
-    text. A host whose own digest differs reads the whole document and compares the rows of
-    the commands it sends (facedown.client.check_catalogue, Klipper's format check)."""
-    data = messages.encode("utf-8")
+def catalogue_commands():
+    """The catalogue's command rows, [id, name, role, flags]: the role's name (ROLES) and the
+    flags' bits (the document's "flags" table names them)."""
+    return [[r[C_ID], r[C_NAME], ROLES[r[C_ROLE]], r[C_FLAGS]] for r in COMMANDS]
+
+
+def catalogue_digest(text):
+    """The digest the catalogue document opens with: CRC-16 and length of its "messages" and
+    "commands" JSON texts, one after the other. A host whose own digest differs reads the
+    whole document and compares the rows of the commands it sends (facedown.client.
+    check_catalogue, Klipper's format check: formats, field names, roles and flags)."""
+    data = text.encode("utf-8")
     return "%04x-%d" % (crc16(data), len(data))
 
 
@@ -648,10 +655,12 @@ def catalogue_json():
     import json
 
     messages = json.dumps(catalogue_rows())
+    commands = json.dumps(catalogue_commands())
     return ('{"protocol": %d, "digest": "%s", "max_body": %d, "frame_types": %s, '
-            '"messages": %s, "errors": %s, "capabilities": %s}' % (
-                PROTOCOL_VERSION, catalogue_digest(messages), MAX_BODY,
-                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages,
+            '"messages": %s, "commands": %s, "flags": %s, "errors": %s, "capabilities": %s}' % (
+                PROTOCOL_VERSION, catalogue_digest(messages + commands), MAX_BODY,
+                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages, commands,
+                json.dumps([[r[0], r[1]] for r in FLAGS]),
                 json.dumps([[r[0], r[1]] for r in ERRORS]),
                 json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
 
