@@ -55,13 +55,13 @@ class Hand:
         self.draws = draws
         self.button = button
         self.seats = seats
-        self.order = _deal_order(seats, button if kind != G.STUD else 0)
+        self.deal_order = _deal_order(seats, button if kind != G.STUD else 0)
         self.rng = rng
         self.mech = mech
         self.z = Zones(deck, seats)
-        self.state = bytearray(G.SEAT_MAX + 1)
+        self.seat_states = bytearray(G.SEAT_MAX + 1)
         for s in seats:
-            self.state[s] = LIVE
+            self.seat_states[s] = LIVE
         self.status = DEALING
         self.reason = None
         self.reason_num = None
@@ -96,10 +96,10 @@ class Hand:
     # ---------------------------------------------------------------- queries
 
     def live(self, seat):
-        return self.state[seat] == LIVE
+        return self.seat_states[seat] == LIVE
 
     def live_seats(self):
-        return [s for s in self.order if self.state[s] == LIVE]
+        return [s for s in self.deal_order if self.seat_states[s] == LIVE]
 
     def window_open(self):
         """The misdeal window (TDA 36 substantial action, or Robert's two actions)."""
@@ -258,8 +258,8 @@ class Hand:
             if self._burn(CTX_BURN) < 0:
                 return
             self.step.kind = P_DRAW
-        for seat in self.order:
-            if self.state[seat] != LIVE or seat not in discards:
+        for seat in self.deal_order:
+            if self.seat_states[seat] != LIVE or seat not in discards:
                 continue
             for code in discards[seat]:
                 if self.z.where[code] == SEAT0 + seat:
@@ -324,9 +324,9 @@ class Hand:
             self.n_actions += 1
             if CHIPS[k]:
                 self.n_chips += 1
-        if kind == "fold" and self.state[seat] == LIVE:
+        if kind == "fold" and self.seat_states[seat] == LIVE:
             self._kill(seat, FOLDED)
-        if self.bets is not None and self.state[seat] != DEAD:  # (a dead hand: folded)
+        if self.bets is not None and self.seat_states[seat] != DEAD:  # (a dead hand: folded)
             self.bets.act(seat, kind, amount, oot)
             if pid is not None:
                 self.bets.chips_done(seat, pid, to_pot)
@@ -370,16 +370,16 @@ class Hand:
     # ---------------------------------------------------------------- dealing
 
     def _initial_slot(self, i):
-        n = len(self.order)
+        n = len(self.deal_order)
         rnd = i // n
-        seat = self.order[i - rnd * n]
+        seat = self.deal_order[i - rnd * n]
         up = self.kind == G.STUD and G.STUD_DEAL_UP[rnd] and seat not in self.down3
         return seat, up
 
     def _deal_initial(self, end):
         while self.initial_done < end:
             seat, up = self._initial_slot(self.initial_done)
-            if self.state[seat] != LIVE:
+            if self.seat_states[seat] != LIVE:
                 self.initial_done += 1
                 continue
             r = self._dispense(SEAT0 + seat, up, CTX_DEAL)
@@ -437,8 +437,8 @@ class Hand:
                     return
         else:
             up = G.STUD_STREETS[s - 1]
-            for seat in self.order:
-                if self.state[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
+            for seat in self.deal_order:
+                if self.seat_states[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
                     if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
                         return
         self.step.kind = 0
@@ -592,10 +592,10 @@ class Hand:
         only_button = self.kind != G.STUD
         for i in range(self.initial_done, self.initial_total):
             seat, _ = self._initial_slot(i)
-            if seat != self.order[-1]:
+            if seat != self.deal_order[-1]:
                 only_button = False
         if only_button:
-            button = self.order[-1]
+            button = self.deal_order[-1]
             if actor == button:
                 self._proc("button-dead", button)
                 self._kill(button, DEAD)
@@ -673,7 +673,7 @@ class Hand:
         held = self.z.seats[seat]
         while held:
             self.z.move(held[0] & C.CODE, MUCK)
-        self.state[seat] = state
+        self.seat_states[seat] = state
         if state == DEAD and self.bets is not None:  # a procedure killed it: out of the betting
             self.bets.kill(seat)
 
