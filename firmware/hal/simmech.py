@@ -61,6 +61,9 @@ class SimMech:
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
+        self.revision_d = None   # the pipelined loader (hal/simfast.py): None, from the pin map
+        self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
+        self.shuffle_realtime = False  # ... waited out on the clock (FACEDOWN_SIM shuffle_time)
         self.decks = None        # hal.simdecks.TwoDecks: the two decks are on (two_decks())
         self.batch = None        # ... its shoe.batch.NextDeck
 
@@ -104,9 +107,7 @@ class SimMech:
             if self.decks is not None:
                 self.decks.clear()  # the next deck's cards in the pockets go back, for now
             if self.carousel is None:
-                from hal.simcarousel import SimCarousel
-
-                self.carousel = SimCarousel(plan.slots)
+                self.make_carousel(plan.slots)
             # through the carousel: what the magazine held, next card first, then the cards
             # gathered for the reshuffle (laid on top of the stack)
             fed = [c for c in self.stack[::-1] if plan.slot_of(c) >= 0]
@@ -117,6 +118,34 @@ class SimMech:
             if self.decks is not None:
                 self.decks.resume()
         self.stack[:] = stub
+
+    def make_carousel(self, slots):
+        """The simulated carousel, at the first reshuffle: revision D's pipelined loader
+        (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's."""
+        if self.revision_d is None:
+            from hal.simfast import fitted
+            from hal.simstops import pinmap
+
+            self.revision_d = fitted(pinmap())
+        if self.revision_d:
+            from hal.simfast import FastCarousel, model
+            from hal.simstops import pinmap
+
+            self.carousel = FastCarousel(slots, model(pinmap()), self._shuffling)
+        else:
+            from hal.simcarousel import SimCarousel
+
+            self.carousel = SimCarousel(slots)
+        return self.carousel
+
+    def _shuffling(self, us):
+        """The carousel is busy for us: counted, and waited out when the virtual shoe runs its
+        reshuffles in real time."""
+        self.shuffle_us += us
+        if self.shuffle_realtime:
+            spent = self.spent_ms
+            self._wait(us // 1000)
+            self.spent_ms = spent  # (spent_ms is the feeds' and the stops' time)
 
     # ---------------------------------------------------------------- the two decks
     # (hal/simdecks.py, imported only when they are on: SimMech's own code stays small)

@@ -72,6 +72,7 @@ def image_sources(root=ROOT):
             (os.path.join(protocol, "wire.py"), "wire.py"),
             (os.path.join(protocol, "crc.py"), "crc.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json"),
+            (os.path.join(root, "hardware", "fastpath.json"), "fastpath.json"),
             (os.path.join(root, "hardware", "pinmap.json"), BOARD)]
 
 
