@@ -289,11 +289,14 @@ def pin_map(path=PINMAP, drop_checker=False):
     return view
 
 
-def fresh(pinmap=PINMAP, root="", journal=None, stock=False, drop_checker=False):
+def fresh(pinmap=PINMAP, root="", journal=None, stock=False, drop_checker=False, attach=None):
     """A Pico's HAL. stock: on the littlefs of the storage region (boot_storage() first), the
     journal in the blocks it reserves there, as on a shoe; otherwise on journal (default: the
-    stand-in), the store in root."""
+    stand-in), the store in root. attach(): puts the board's other devices on it (an I2C
+    chip) before the HAL is wired."""
     board.reset()
+    if attach is not None:
+        attach()
     board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
     if stock:
         root, journal = MOUNT, None
@@ -330,6 +333,22 @@ def check_idle_state(world, hal):
 
 
 HEAP = "256K"
+
+
+def carousel_world():
+    """tests/mp_carousel_test.py as a module (its fitted shoe and carousel model), for the
+    scripts that build on it (imported when a case needs it: a script's first run only starts
+    each case in an interpreter of its own)."""
+    if sys.implementation.name == "micropython":
+        import mp_carousel_test as m
+    else:  # (under pytest a plain import of it would skip: its own guard)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("carousel_world",
+                                                      HERE + "/mp_carousel_test.py")
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+    return m
 
 
 def main(tests, script, heaps=None):

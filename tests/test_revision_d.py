@@ -96,6 +96,8 @@ def test_a_reshuffle_takes_the_models_time_whatever_the_plan():
             "the magazine holds the plan's order, as revision B's carousel leaves it"
         assert spent[-1] == (first if i == 0 else nxt)
     assert len(set(spent[1:])) == 1 and min(car.stations_used) > 0
+    # the parking window (the pockets over the gate's opening when it opens) is never loaded
+    assert car.m.park == 56 and car.travel > 0
     assert car.shuffles == 30 and all(p is None for p in car.pockets)
 
 
@@ -108,6 +110,8 @@ def test_the_pocket_sensor_purges_only_cards_a_power_cut_left():
     left = FastCarousel(60, m, spent.append)
     left.pockets[7] = 12  # a power cut mid-reshuffle left a card in pocket 7
     left.shuffle(list(range(40)), plan)
-    assert spent == [m.reshuffle(plan.slot[:40], 0, True)["total_us"],
-                     m.reshuffle(plan.slot[:40], 0, True, True)["total_us"]]
+    pockets = m.park_map(plan.drops())
+    fed = [pockets[plan.slot_of(c)] for c in range(40)]
+    assert spent == [m.reshuffle(fed, 0, True)["total_us"],
+                     m.reshuffle(fed, 0, True, True)["total_us"]]
     assert spent[1] - spent[0] == m.unload_us()

@@ -18,7 +18,26 @@ from hal.motion import move_ms
 
 G_MM_S2 = 9810.0
 
-__all__ = ["FastPath", "load"]
+__all__ = ["FastPath", "load", "on"]
+
+
+def on(pm):
+    """The FastPath of the shoe whose pin map (a dict) is pm, on its fastpath.json: the
+    working folder's (a shoe's root), the image's beside hal/, else the checkout's hardware/."""
+    import json
+
+    here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+    for path in ("fastpath.json", here + "/../fastpath.json", here + "/../../hardware/fastpath.json"):
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        try:
+            return FastPath(pm, json.load(f))
+        finally:
+            f.close()
+    raise OSError("no fastpath.json beside the pin map: revision D's loader takes its figures "
+                  "from it (hardware/fastpath.json, in the shoe's root)")
 
 
 def load(hardware):
@@ -89,11 +108,18 @@ class FastPath:
         self.move_bound_us = self.bound_us(self.rev // (2 * self.stations))
         self.half_bound_us = self.bound_us(self.rev // 2)
         home_v = float(_val(fp, "home_steps_per_s"))
+        self.home_v = home_v
         self.home_us = int(1e6 * (self.rev / home_v + home_v / self.car_a) * 1.05) + 1
         g = cs["gate"]
         self.gate_us = g["settle_ms"] * 1000
         # the unloading turn: each pocket over the opening for a card's fall of its length
-        pockets_per_s = _val(fp, "gate_open_pockets") * 1e6 / self.card_fall_us
+        opening = _val(fp, "gate_open_pockets")
+        # (5 % slower than the fall allows, the moves' margin: at the limit itself a
+        # pocket's card would leave the opening as it finishes falling)
+        pockets_per_s = opening * 1e6 / (self.card_fall_us * 1.05)
+        # the parking window: the pockets over the opening when the gate opens, never loaded
+        # (open with cards over it, they would fall at once, out of order)
+        self.park = self.slots - opening
         turn_v = pockets_per_s * self.sps
         self.unload_turn_us = int(1e6 * (self.rev / turn_v + turn_v / self.car_a)) + 1
         self.turn_v = turn_v
@@ -103,6 +129,18 @@ class FastPath:
         feed_us = int(1e6 * self.spc / self.feed_max)
         self.cycle_us = max(car_us, feed_us)
         self.feed_v = 1e6 * self.spc / self.cycle_us  # the feed's speed while loading
+
+    def park_map(self, drops):
+        """{plan slot: pocket} for a plan whose pockets empty in the order `drops`
+        (shuffler.Plan.drops(): the cut's first): the first out goes into pocket park - 1,
+        the next into park - 2, and so on, so that the non-stop turn, starting with the
+        parking window (pockets park .. slots - 1, always empty) over the opening, drops them
+        in the plan's order. A function of the plan's order alone: what the tray gets is the
+        plan's permutation, as revision B's unloading gives it."""
+        out = {}
+        for j in range(len(drops)):
+            out[drops[j]] = self.park - 1 - j
+        return out
 
     def bound_us(self, steps):
         """A move's padded time: its ideal trapezoid + 5 %, as revision B pads (MARGIN)."""
@@ -132,10 +170,11 @@ class FastPath:
         return best[0] * self.sps, best[1]
 
     def unload_us(self):
-        """The unloading: to its first pocket (padded to half a turn), the gate, one turn
-        without stops (each pocket over the opening for a card's fall), the last card's fall,
-        the gate closed."""
-        return self.half_bound_us + 2 * self.gate_us + self.unload_turn_us + self.card_fall_us
+        """The unloading: to its first pocket (padded to half a turn), the gate (its servo acts
+        from its next frame), one turn without stops (each pocket over the opening for a
+        card's fall), the last card's fall, the gate closed."""
+        return self.half_bound_us + 2 * (self.gate_us + self.frame_us) + self.unload_turn_us + \
+            self.card_fall_us
 
     def reshuffle(self, slots, start=0, power_up=False, purge=False, trace=None):
         """The schedule of a reshuffle whose cards go, in the order they come, into the pockets

@@ -33,8 +33,8 @@ class SimCarousel:
         self.goto(slot)
         p[slot] = code
 
-    def put_many(self, pairs):
-        """(code, slot) pairs in the order they come: each into its pocket."""
+    def put_many(self, pairs, plan=None):
+        """(code, slot) pairs in the order they come: each into its pocket (plan: theirs)."""
         for code, slot in pairs:
             self.put(code, slot)
 

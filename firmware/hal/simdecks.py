@@ -97,7 +97,7 @@ class TwoDecks:
                 run.append((code & 63, slot))
             if n is not None:
                 n -= 1
-        car.put_many(run)
+        car.put_many(run, nd.plan)
         if nd.state == LOADED:
             self.tray_stack = car.empty(nd.plan)
             nd.unloaded()

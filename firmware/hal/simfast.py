@@ -7,8 +7,10 @@
 #   Y-chute's flipper to the escrow over the station nearer its pocket, held by that escrow's
 #   latch while the ring turns its pocket under it (a move padded to a quarter turn's bound),
 #   and let fall; the feed picks the next one meanwhile (one card every cycle_us);
-# - the unloading is one non-stop turn in slot order from the plan's cut (the same drops as
-#   revision B: Plan.drops()), the tray's stack the plan's order;
+# - each card's pocket is its place in the plan's order (fastpath.FastPath.park_map: the first
+#   out in the pocket before the parking window, and so on), so that the unloading, one
+#   non-stop turn from the parking window (pockets never loaded: the gate opens under them),
+#   drops the plan's order: the tray's stack is what revision B's carousel leaves;
 # - the first reshuffle after power-up homes first (a whole turn, padded) and, when the pocket
 #   sensor sees cards a power cut left in them, empties them first (one more unloading turn).
 # So the time depends on the card count and power-up alone, never on the plan or the ring's
@@ -18,31 +20,49 @@ from hal.simcarousel import SimCarousel
 __all__ = ["FastCarousel", "fitted", "model"]
 
 
-def fitted(pm):
-    """The pin map (a dict) says the shoe has revision D's loader."""
-    ld = pm.get("loader")
-    return isinstance(ld, dict) and ld.get("fitted") is True
-
-
-def model(pm):
-    """hal.fastpath.FastPath on this shoe's pin map and fastpath.json (the deployed root's,
-    else the checkout's hardware/)."""
-    import json
-
-    from hal.fastpath import FastPath
-
-    here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-    for path in ("fastpath.json", here + "/../../hardware/fastpath.json"):
+def fitted(paths=None):
+    """The pin map (pinmap.json where the firmware runs, else the checkout's) says the shoe has
+    revision D's loader. Only its `loader` section's `fitted` is read, in small pieces: the
+    whole map does not fit the unix port's small heaps beside the engine."""
+    if paths is None:
+        here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+        paths = ("pinmap.json", here + "/../../hardware/pinmap.json")
+    for path in paths:
         try:
             f = open(path)
         except OSError:
             continue
         try:
-            return FastPath(pm, json.load(f))
+            return _fitted(f)
         finally:
             f.close()
-    raise OSError("no fastpath.json beside the pin map: revision D's loader takes its figures "
-                  "from it (copy hardware/fastpath.json into the shoe's root)")
+    return False
+
+
+def _fitted(f):
+    text = ""
+    at = -1
+    while True:  # up to the section's "fitted" (pins.py requires it), then its value
+        chunk = f.read(256)
+        text = text[-64:] + chunk
+        if at < 0:
+            at = text.find('"loader"')
+            if at >= 0:
+                text = text[at:]
+        if at >= 0:
+            i = text.find('"fitted"')
+            if i >= 0 and ("," in text[i:] or "}" in text[i:]):
+                value = text[i + 8:].lstrip(" :\n")
+                return value.startswith("true")
+        if not chunk:
+            return False
+
+
+def model(pm):
+    """hal.fastpath.FastPath on this shoe's pin map and fastpath.json."""
+    from hal.fastpath import on
+
+    return on(pm)
 
 
 class FastCarousel(SimCarousel):
@@ -81,7 +101,7 @@ class FastCarousel(SimCarousel):
         """The card through escrow `station` into `slot`: the ring brings the pocket under that
         station; the latch lets go."""
         p = self.pockets
-        if slot < 0 or p[slot] is not None:
+        if slot < 0 or slot >= self.m.park or p[slot] is not None:
             raise ValueError("carousel: card %d has no free pocket in the plan" % code)
         n = len(p)
         at = (slot - station * n // self.m.stations) % n
@@ -104,35 +124,43 @@ class FastCarousel(SimCarousel):
         self._spend(r["total_us"] if unload else r["load_us"])
         return r
 
-    def put(self, code, slot):
-        self._run([(code, slot)], False)
+    def _pockets(self, pairs, plan):
+        """(code, plan slot) pairs as (code, pocket): revision D parks the plan's order
+        (FastPath.park_map)."""
+        m = self.m.park_map(plan.drops())
+        return [(c, m[s]) for c, s in pairs]
 
-    def put_many(self, pairs):
+    def put(self, code, slot, plan=None):
+        self.put_many([(code, slot)], plan)
+
+    def put_many(self, pairs, plan=None):
         """A run of cards (the next deck's, in a gap between the hand's steps): one pipeline
-        from the first card's pick to the last one's fall."""
+        from the first card's pick to the last one's fall. plan: whose slots the pairs give."""
         if pairs:
-            self._run(pairs, False)
+            self._run(self._pockets(pairs, plan), False)
 
     def empty(self, plan):
         """The non-stop unloading turn (its time, when not part of a whole reshuffle)."""
         self._spend(self.m.unload_us())
-        return self._unload(plan)
+        return self._unload()
 
-    def _unload(self, plan):
+    def _unload(self):
+        """One turn the way pocket numbers fall, from the parking window over the opening:
+        the pockets empty in pocket order, park - 1 first."""
         p = self.pockets
+        n = len(p)
+        start = self.m.park + 1  # the parking window over the opening (hal/loader_rp2.py)
+        d = (self.at - start) % n
+        self.travel += min(d, n - d) + n
+        self.at = start
         tray = []
-        drops = plan.drops()
-        if drops:  # to the first pocket (padded to half a turn), then one whole turn
-            n = len(p)
-            d = (self.at - drops[0]) % n
-            self.travel += min(d, n - d) + n
-            self.at = drops[0]
-        for slot in drops:
-            tray.append(p[slot])
-            p[slot] = None
+        for k in range(self.m.park - 1, -1, -1):
+            if p[k] is not None:
+                tray.append(p[k])
+                p[k] = None
         for c in p:
             if c is not None:
-                raise ValueError("carousel: pockets still full after the unloading turn")
+                raise ValueError("carousel: a card in the parking window")
         self.shuffles += 1
         tray.reverse()
         return tray
@@ -140,5 +168,5 @@ class FastCarousel(SimCarousel):
     def shuffle(self, fed, plan):
         """A whole reshuffle of the hand's stub: the pipeline, then the unloading turn, in the
         schedule's time."""
-        self.last = self._run([(c, plan.slot_of(c)) for c in fed], True)
-        return self._unload(plan)
+        self.last = self._run(self._pockets([(c, plan.slot_of(c)) for c in fed], plan), True)
+        return self._unload()

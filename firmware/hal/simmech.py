@@ -124,9 +124,8 @@ class SimMech:
         (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's."""
         if self.revision_d is None:
             from hal.simfast import fitted
-            from hal.simstops import pinmap
 
-            self.revision_d = fitted(pinmap())
+            self.revision_d = fitted()
         if self.revision_d:
             from hal.simfast import FastCarousel, model
             from hal.simstops import pinmap
