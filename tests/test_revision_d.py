@@ -21,6 +21,7 @@ from shoe.shuffler import Plan
 
 # every test of these modules, collected again here on revision D's shoe (revision_d below)
 from test_device_faults import *  # noqa: F401,F403
+from shoe.zones import OP_FAULT, OP_MOVE
 from test_device_faults import Shoe, table
 from test_two_decks import *  # noqa: F401,F403
 
@@ -56,8 +57,29 @@ def revision_d(tmp_path, monkeypatch):
         return car
 
     monkeypatch.setattr(simmech.SimMech, "make_carousel", checked)
+    # a virtual shoe of these tests (the real firmware under MicroPython) is revision D too:
+    # its flash's pin map says so
+    from facedown import virtualshoe
+
+    lay_out = virtualshoe.lay_out
+    close = virtualshoe.VirtualShoe.close
+    logs = []
+
+    def laid_out(folder, **kwargs):  # (before the installed files' manifest is signed)
+        out = lay_out(folder, **kwargs)
+        revision_d_map(folder)
+        return out
+
+    def closed(self):  # each virtual shoe says in its log which carousel it has
+        logs.append(self.log(this_boot=False))
+        close(self)
+
+    monkeypatch.setattr(virtualshoe, "lay_out", laid_out)
+    monkeypatch.setattr(virtualshoe.VirtualShoe, "close", closed)
     yield made
     assert all(t is FastCarousel for t in made), made
+    for log in logs:
+        assert "revision D's pipelined loader" in log, log[-2000:]
 
 
 def model():
@@ -115,3 +137,38 @@ def test_the_pocket_sensor_purges_only_cards_a_power_cut_left():
     assert spent == [m.reshuffle(fed, 0, True)["total_us"],
                      m.reshuffle(fed, 0, True, True)["total_us"]]
     assert spent[1] - spent[0] == m.unload_us()
+
+
+def test_a_card_caught_in_an_escrow_stops_the_step_and_is_named():
+    """Revision D's new fault, as the others are handled: the hand's opening reshuffle meets a
+    card caught on its escrow's latch; the first feed stops with escrow_caught (the card and the
+    escrow named, what to do), an event of the hand and in status; the step repeated goes on,
+    and the cards come in the engine's order, nothing lost."""
+    import wire
+    from shoe import cards as C
+
+    s = Shoe()
+    mech = s.hal.mech
+    mech.arm(simmech.ESCROW_CAUGHT, 5)
+    table(s)
+    stub = list(s.dev.hand.z.stub)
+    code, message = s.call("deal", 0)
+    assert code == wire.MECHANISM and message.startswith("escrow_caught: a card (")
+    assert "is caught in escrow" in message and "top of the magazine" in message
+    caught = message.split("(", 1)[1].split(")", 1)[0]
+    assert C.parse(caught) in stub
+    assert s.status()["fault"]["kind"] == "escrow_caught"
+    assert [e[0] for e in s.events()][-1] == OP_FAULT
+    s.ok("deal", 0)
+    assert s.status()["fault"] is None
+    moved = [e[1] for e in s.events() if e[0] == OP_MOVE]
+    assert moved == stub[::-1][:6], "the same cards, in the same order"
+    assert mech.shuffle_us == mech.carousel.busy_us > mech.carousel.last["total_us"]
+
+
+def test_a_caught_card_needs_revision_d(revision_d):
+    os.remove("pinmap.json")  # the checkout's pin map: revision D's loader not fitted
+    s = Shoe()
+    with pytest.raises(ValueError, match="revision D"):
+        s.hal.mech.arm(simmech.ESCROW_CAUGHT, 1)
+    revision_d.clear()

@@ -78,6 +78,10 @@ class FastCarousel(SimCarousel):
         self.last = None                 # the last whole reshuffle's schedule (fastpath dict)
         self.stations_used = [0] * m.stations
         self.busy_us = 0                 # the loader's time, all reshuffles and runs
+        self.caught_at = 0               # armed: the k-th card (from 1) of the next reshuffle
+        #                                  stays on its latch (SimMech.arm(ESCROW_CAUGHT))
+        self.stopped = None              # the stop that reshuffle met, for SimMech's next feed
+        self.trace = None                # the last run's cards: (station, read, release, in)
 
     def _spend(self, us):
         self.busy_us += us
@@ -121,6 +125,7 @@ class FastCarousel(SimCarousel):
         r = self.m.reshuffle([s for _c, s in pairs], self.at, power_up, purge, trace)
         for i in range(len(pairs)):
             self._place(pairs[i][0], pairs[i][1], trace[i][0])
+        self.trace = trace
         self._spend(r["total_us"] if unload else r["load_us"])
         return r
 
@@ -167,6 +172,23 @@ class FastCarousel(SimCarousel):
 
     def shuffle(self, fed, plan):
         """A whole reshuffle of the hand's stub: the pipeline, then the unloading turn, in the
-        schedule's time."""
-        self.last = self._run(self._pockets([(c, plan.slot_of(c)) for c in fed], plan), True)
+        schedule's time. With a card armed to be caught in its escrow, the escrow's beam stops
+        the reshuffle there (`stopped`: SimMech's next feed raises it); the operator puts the
+        card on the magazine and the next feed carries on: that card goes through the path
+        once more (a card alone: the pipeline's first card's time), the result the same."""
+        self.stopped = None
+        pairs = self._pockets([(c, plan.slot_of(c)) for c in fed], plan)
+        k = self.caught_at
+        self.caught_at = 0
+        self.last = self._run(pairs, True)
+        if 0 < k <= len(pairs):
+            from shoe.cards import name
+            from shoe.faults import MechanismFault
+
+            station = self.trace[k - 1][0]
+            self.stopped = MechanismFault(
+                "escrow_caught", "a card (%s) is caught in escrow %d of the carousel's loader: "
+                "open the lid, take it out, put it face down on top of the magazine, close the "
+                "lid and feed again" % (name(pairs[k - 1][0]), station))
+            self._spend(self.last["first_card_us"])
         return self._unload()

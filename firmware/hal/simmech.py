@@ -33,6 +33,7 @@ NOTICED_AT_ONCE = 1      # before the flop is turned over (the diverter sensor, 
 NOTICED_TURNED = 2       # only after the flop was turned: its cards are exposed (RRoP Hold'em 4)
 AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
 STOPS = (JAM, EMPTY, LID_OPEN, READER_SILENT)  # simulated faults that stop the shoe
+ESCROW_CAUGHT = "escrow_caught"  # revision D: a card caught in an escrow (hal/simfast.py)
 UNTIL_CLEARED = 255  # a jam's `times`: the card sticks until the operator clears the path
 # the random-fault mode's draws: (kind, code), code = a jam's times (1: cleared by a retry)
 RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPEN, 0),
@@ -64,6 +65,9 @@ class SimMech:
         self.revision_d = None   # the pipelined loader (hal/simfast.py): None, from the pin map
         self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
         self.shuffle_realtime = False  # ... waited out on the clock (FACEDOWN_SIM shuffle_time)
+        self.log = None          # (message) -> the shoe's log (the virtual shoe's SimHal.log)
+        self.stopped = None      # a reshuffle's stop (revision D: a card caught in an escrow),
+        #                          raised by the next feed, as the Pico's comes out of feed()
         self.decks = None        # hal.simdecks.TwoDecks: the two decks are on (two_decks())
         self.batch = None        # ... its shoe.batch.NextDeck
 
@@ -113,6 +117,7 @@ class SimMech:
             fed = [c for c in self.stack[::-1] if plan.slot_of(c) >= 0]
             fed += [c for c in plan.cards if c not in fed]
             got = self.carousel.shuffle(fed, plan)
+            self.stopped = getattr(self.carousel, "stopped", None)  # (revision D's escrows)
             if got != list(stub):
                 raise ValueError("the carousel's order differs from the engine's stub")
             if self.decks is not None:
@@ -131,6 +136,8 @@ class SimMech:
             from hal.simstops import pinmap
 
             self.carousel = FastCarousel(slots, model(pinmap()), self._shuffling)
+            if self.log is not None:
+                self.log("carousel: revision D's pipelined loader (the pin map's loader fitted)")
         else:
             from hal.simcarousel import SimCarousel
 
@@ -173,7 +180,14 @@ class SimMech:
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a
         foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
-        if kind == NO_BURN:  # code: NOTICED_TURNED if the table sees it only on the turned flop
+        if kind == ESCROW_CAUGHT:  # revision D: the at-th card of the next reshuffle
+            if self.carousel is None:
+                self.make_carousel(60)
+            if not self.revision_d:
+                raise ValueError("a card caught in an escrow needs revision D's loader (the pin "
+                                 "map's loader fitted)")
+            self.carousel.caught_at = at
+        elif kind == NO_BURN:  # code: NOTICED_TURNED if the table sees it only on the turned flop
             self.no_burn = NOTICED_TURNED if code == NOTICED_TURNED else NOTICED_AT_ONCE
         else:
             if kind == JAM:
@@ -201,6 +215,10 @@ class SimMech:
         if self.before is not None:
             self.before(route)  # the shoe commits what happened so far before a card moves
         self.retries = 0
+        if self.stopped is not None:  # the reshuffle stopped (the card path holds no card)
+            e = self.stopped
+            self.stopped = None
+            raise e
         if self.delivered:  # a card that came out during a power cut: the reader reads it now
             self.feeds += 1
             self.misrouted = False
