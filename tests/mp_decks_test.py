@@ -13,11 +13,13 @@ if sys.implementation.name != "micropython" and __name__ == "mp_decks_test" and 
     pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
-from mp_rp2_world import carousel_world, main  # noqa: E402
+from mp_rp2_world import main  # noqa: E402
 
 
 def fitted(two_decks):
-    """tests/mp_carousel_test.py's fitted shoe (mp_rp2_world.carousel_world)."""
+    """tests/mp_carousel_test.py's fitted shoe (tests/carousel_world.py)."""
+    from carousel_world import carousel_world
+
     return carousel_world().fitted(two_decks)
 
 

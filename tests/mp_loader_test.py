@@ -14,7 +14,7 @@ if sys.implementation.name != "micropython" and __name__ == "mp_loader_test" and
     pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
-from mp_rp2_world import carousel_world, main  # noqa: E402
+from mp_rp2_world import main  # noqa: E402
 
 
 class LoaderWorld:
@@ -155,6 +155,8 @@ def revision_d():
     """The fitted shoe with the loader fitted: (world, hal, cw, lw)."""
     from pca9685 import PCA9685
     from hal.fastpath import on
+
+    from carousel_world import carousel_world
 
     m = carousel_world()
     chips = []

@@ -335,21 +335,6 @@ def check_idle_state(world, hal):
 HEAP = "256K"
 
 
-def carousel_world():
-    """tests/mp_carousel_test.py as a module (its fitted shoe and carousel model), for the
-    scripts that build on it (imported when a case needs it: a script's first run only starts
-    each case in an interpreter of its own)."""
-    if sys.implementation.name == "micropython":
-        import mp_carousel_test as m
-    else:  # (under pytest a plain import of it would skip: its own guard)
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("carousel_world",
-                                                      HERE + "/mp_carousel_test.py")
-        m = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(m)
-    return m
-
 
 def main(tests, script, heaps=None):
     """With test names: run those here. Without: each test in its own interpreter with a

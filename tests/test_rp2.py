@@ -456,7 +456,7 @@ def scripts():
         for n in set(sys.modules) - before:
             if n.split(".")[0] in ("machine", "rp2", "mp_rp2_world", "wire", "hal", "device",
                                    "journal", "recorder", "shoe", "session", "audit",
-                                   "integrity", "sessions", "pyhal", "pca9685", "carousel_world") or \
+                                   "integrity", "sessions", "pyhal", "pca9685", "i2c", "carousel_world") or \
                     n.endswith("_harness"):
                 sys.modules.pop(n, None)
 

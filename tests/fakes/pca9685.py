@@ -14,6 +14,9 @@
 # fake machine.PWM (history of (us, ns)), so a world model can watch a servo as it watches the
 # Pico's own PWM outputs; `dead` makes the chip stop acknowledging (power lost, cable off).
 import machine
+from i2c import I2C
+
+machine.I2C = I2C  # the bus (tests/fakes/i2c.py), for the firmware's machine.I2C(...)
 
 OSC_HZ = 25000000
 
