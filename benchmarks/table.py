@@ -146,37 +146,71 @@ def baseline_tree(commit):
 
 
 def fast_path(plans, seed="fastpath"):
-    """Revision D (designed: SHUFFLER.md "Revision D"), in the simulator's timing model
-    (firmware/hal/fastpath.py, hardware/fastpath.json): reshuffles of 52 and 40 cards, first
-    after power-up (the pockets seen empty; and after a power cut left cards in them) and
-    next, in the figures' format of mechanism_here (the deal is revision B's: the dealing
-    path is unchanged); the spread over `plans` plans of 52 cards arriving in one order."""
+    """Revision D (the pipelined loader: SHUFFLER.md "Revision D"), measured on the simulator
+    running it (hal/simmech.py's SimMech with the pin map's loader fitted: its carousel is
+    hal/simfast.py's, timed by hal/fastpath.py on hardware/fastpath.json's sourced figures):
+    reshuffles of 52 and 40 cards, first after power-up (the pockets seen empty; and after a
+    power cut left cards in them) and next, in the figures' format of mechanism_here (the deal
+    is revision B's: the dealing path is unchanged); the spread over `plans` plans of 52 cards
+    arriving in one order, the ring where the last one left it. Each figure is checked against
+    the model computed on its own for the same plan (the cross-check: they must agree)."""
     sys.path.insert(0, os.path.join(ROOT, "firmware"))
     from hal.fastpath import load
+    from hal.simmech import SimMech
     from shoe.drbg import HmacDrbg, seeded_entropy
     from shoe.shuffler import Plan
 
     m = load(os.path.join(ROOT, "hardware"))[0]
     rng = HmacDrbg(seeded_entropy(seed))
+    disagree = []
+
+    def shoe():
+        mech = SimMech()
+        mech.revision_d = True  # (as the pin map's loader.fitted makes it)
+        return mech
+
+    def measured(mech, n, model_args):
+        """One reshuffle of n cards through the simulator: its time in us, and the model's."""
+        plan = Plan(list(range(n)), rng)
+        fed = list(range(n))
+        mech.stack[:] = fed[::-1]  # the magazine: card 0 is fed first
+        start = mech.carousel.at if mech.carousel is not None else 0
+        us = mech.shuffle_us
+        mech.load(list(plan.cards), plan)
+        got = mech.shuffle_us - us
+        pockets = m.park_map(plan.drops())  # each card's pocket: its place in the order
+        r = m.reshuffle([pockets[plan.slot_of(c)] for c in fed], start, *model_args)
+        if got != r["total_us"]:
+            disagree.append((n, model_args, got, r["total_us"]))
+        return got, r
 
     def fig(n, power_up=False, purge=False):
-        plan = Plan(list(range(n)), rng)
-        r = m.reshuffle([plan.slot_of(c) for c in range(n)], 0, power_up, purge)
-        return {"total_s": r["total_us"] / 1e6, "unload_s": r["unload_us"] / 1e6,
-                "load_s_per_card": r["cycle_us"] / 1e6, "first_card_s": r["first_card_us"] / 1e6}
+        mech = shoe()
+        if purge:
+            mech.make_carousel(60).pockets[7] = 12  # a power cut left a card in pocket 7
+        if not power_up:
+            measured(mech, n, (True, purge))
+        got, r = measured(mech, n, (power_up, purge))
+        return {"total_s": got / 1e6, "unload_s": r["unload_us"] / 1e6,
+                "load_s_per_card": r["cycle_us"] / 1e6, "first_card_s": r["first_card_us"] / 1e6,
+                "model_s": r["total_us"] / 1e6}
 
     out = {"r52": (fig(52, True), fig(52)), "r40": (fig(40, True), fig(40)),
            "r52_purge": fig(52, True, True), "r40_purge": fig(40, True, True)}
     totals, worst = [], 0
-    stub = list(range(52))
-    for i in range(plans):
-        plan = Plan(stub, rng)
-        r = m.reshuffle([plan.slot_of(c) for c in stub], (13 * i) % m.slots)
-        totals.append(r["total_us"])
+    mech = shoe()
+    measured(mech, 52, (True, False))
+    for _ in range(plans):
+        got, r = measured(mech, 52, (False, False))
+        totals.append(got)
         worst = max(worst, r["worst_move_us"])
+    if disagree:
+        raise SystemExit("revision D: the simulator and the model disagree (n, args, simulator "
+                         "us, model us): %r" % disagree[:5])
     out.update({"spread_us": max(totals) - min(totals), "plans": plans,
                 "worst_move_ms": worst / 1e3, "move_bound_ms": m.move_bound_us / 1e3,
-                "cycle_ms": m.cycle_us / 1e3, "feed_steps_per_s": m.feed_v})
+                "cycle_ms": m.cycle_us / 1e3, "feed_steps_per_s": m.feed_v,
+                "stations_used": list(mech.carousel.stations_used), "model_agrees": True})
     return out
 
 
@@ -187,7 +221,7 @@ class Table:
     over an InProcess session, on the simulated mechanism (counted: the cards fed by route,
     the reshuffles and their sizes, the stops' time)."""
 
-    def __init__(self, seed, two_decks=False):
+    def __init__(self, seed, two_decks=False, revision_d=False):
         for p in (os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol"),
                   os.path.join(ROOT, "firmware")):
             if p not in sys.path:
@@ -203,6 +237,7 @@ class Table:
         hal = PyHal(folder, flash=RamFlash(blocks=64), seed="table/%d" % seed)
         key = provision(folder, hal.device_id)
         self.mech = hal.mech
+        self.mech.revision_d = revision_d  # the pipelined loader (hal/simfast.py), timed
         if two_decks:
             self.mech.two_decks()  # the simulator's two-deck shoe (SimMech, shoe/batch.py)
         self.dev = Device(hal)
@@ -222,15 +257,20 @@ class Table:
             return out
 
         def counted_load(stub, plan=None):
+            us = mech.shuffle_us
+            out = load(stub, plan)
             if plan is not None and t.hand is not None:
                 t.hand["reshuffles"].append(len(plan.cards))
-            return load(stub, plan)
+                if mech.revision_d:  # the simulator timed it (revision D's loader)
+                    t.hand["reshuffle_s"].append((mech.shuffle_us - us) / 1e6)
+            return out
 
         mech.feed = counted_feed
         mech.load = counted_load
 
     def new_hand(self):
-        self.hand = {"cards": collections.Counter(), "reshuffles": [], "stop_ms": 0, "steps": 0}
+        self.hand = {"cards": collections.Counter(), "reshuffles": [], "reshuffle_s": [],
+                     "stop_ms": 0, "steps": 0}
         self.mech.spent_ms = 0
 
     def call(self, name, *args):
@@ -258,16 +298,17 @@ class Table:
         self.mirror.status = h.status if h is not None else 0
 
 
-def play_hour(hands, seed, two_decks=False):
+def play_hour(hands, seed, two_decks=False, revision_d=False):
     """Play `hands` hands of 9-seat hold'em with the demo's irregularities: a list of what each
     hand asked of the mechanism. two_decks: on the simulator's two-deck shoe, where a hand
-    starts from the deck shuffled during the last one when it is ready ("from_next")."""
+    starts from the deck shuffled during the last one when it is ready ("from_next");
+    revision_d: on revision D's loader, whose reshuffles the simulator times ("reshuffle_s")."""
     from facedown.demo import SEATS, Demo
 
     args = argparse.Namespace(seed=seed, hands=hands, feed_ms=0, rules="tda2024")
     demo = Demo(args)
     demo.screen = argparse.Namespace(say=lambda *a, **k: None)
-    t = Table(seed, two_decks)
+    t = Table(seed, two_decks, revision_d)
     t.call("config", "holdem", sum(1 << s for s in SEATS), 9, "tda2024", "{}")
     out = []
     for _ in range(hands):
@@ -290,7 +331,7 @@ def play_hour(hands, seed, two_decks=False):
     return out
 
 
-def reshuffle_s(fig, n):
+def _reshuffle_s(fig, n):
     """The next (not the first) reshuffle of n cards, in s: linear in n through the measured
     40- and 52-card figures (a card's loading time is the same for every card)."""
     a, b = fig["r40"][1]["total_s"], fig["r52"][1]["total_s"]
@@ -316,20 +357,24 @@ def hour(fig, hands, betting_s, two_decks=False):
     idle = betting_s
     for h in hands:
         rs = list(h["reshuffles"])
+        # the hand's own reshuffles as the simulator timed them (revision D), else from the
+        # mechanism's figures
+        timed = list(h.get("reshuffle_s") or []) or [_reshuffle_s(fig, n) for n in rs]
         if h.get("from_next"):
-            t_open = reshuffle_s(fig, 52)
+            t_open = _reshuffle_s(fig, 52)  # the next deck, loaded during the last hand
             w = max(0.0, t_open - idle)
             from_next += 1
             zero_next += w == 0.0
             worst_next = max(worst_next, w)
         else:
-            t_open = reshuffle_s(fig, rs.pop(0)) if rs else 0.0
+            t_open = timed.pop(0) if rs else 0.0
+            rs = rs[1:]
             w = t_open
         opening += t_open
         wait_open += w
         zero += w == 0.0
-        for n in rs:
-            in_hand += reshuffle_s(fig, n)
+        for _n in rs:
+            in_hand += timed.pop(0)
             in_hand_count += 1
         idle = betting_s / (2.0 if rs else 1.0)  # what the next hand's deck gets
         if two_decks:
@@ -382,10 +427,13 @@ def main():
     res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
     fast = fast_path(args.plans)
     fig_d = dict(res["now"]["mechanism"], r52=fast["r52"], r40=fast["r40"])
-    res["revision_d"] = {"mechanism": fast, "hour": hour(fig_d, hands, betting_s),
-                         "two_decks": hour(fig_d, two_hands, betting_s, True),
-                         "hour_shoe_only": hour(fig_d, hands, 0.0),
-                         "two_decks_shoe_only": hour(fig_d, two_hands, 0.0, True)}
+    # the same hands on revision D's loader: the simulator times each reshuffle
+    d_hands = play_hour(args.hands, args.seed, revision_d=True)
+    d_two = play_hour(args.hands, args.seed, two_decks=True, revision_d=True)
+    res["revision_d"] = {"mechanism": fast, "hour": hour(fig_d, d_hands, betting_s),
+                         "two_decks": hour(fig_d, d_two, betting_s, True),
+                         "hour_shoe_only": hour(fig_d, d_hands, 0.0),
+                         "two_decks_shoe_only": hour(fig_d, d_two, 0.0, True)}
     base = res["baseline"]
     for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
@@ -432,8 +480,9 @@ def main():
     print("  mechanism busy %.0f %% of the hour" % (100 * two["busy_share"]))
     d = res["revision_d"]
     fm = d["mechanism"]
-    print("== revision D (the pipelined loader, designed: SHUFFLER.md; the simulator's timing "
-          "model, hal/fastpath.py with hardware/fastpath.json's sourced figures)")
+    print("== revision D (the pipelined loader: SHUFFLER.md; measured on the simulator running "
+          "it, hal/simfast.py timed by hal/fastpath.py on hardware/fastpath.json's sourced "
+          "figures; the model computed on its own agrees to the microsecond)")
     for n in ("52", "40"):
         first, nxt = fm["r" + n]
         print("reshuffle of %s cards: first after power-up %.1f s, next %.1f s (%.3f s a card, "
@@ -446,7 +495,8 @@ def main():
           "move %.1f ms, then the card's fall into its pocket); the feed at %.0f steps/s"
           % (fm["cycle_ms"], fm["move_bound_ms"], fm["worst_move_ms"], fm["feed_steps_per_s"]))
     print("revision D reshuffle time spread over %d plans: %d us (max minus min; the model's "
-          "grain 1 us)" % (fm["plans"], fm["spread_us"]))
+          "grain 1 us); cards through station 0 / station 1: %d / %d"
+          % (fm["plans"], fm["spread_us"], fm["stations_used"][0], fm["stations_used"][1]))
     print("initial deal of 18 cards: %.1f s (the dealing path is revision B's)"
           % res["now"]["mechanism"]["deal"]["deal_s"])
     for name, hr, hr0 in (("one deck", d["hour"], d["hour_shoe_only"]),

@@ -275,11 +275,12 @@ def render_pinmap(data):
                     "take-away rollers' speed; a card cycle leaves the card's tail %s mm past the exit nip."
                     % (fmt(b["steps_per_mm"]), fmt(b["pick_ratio"]),
                        fmt(round(b["tail_end_mm"] - path_val(data, "exit_nip_mm"), 1))), ""]
-    gt = data.get("gather_tray")  # revision C's two decks (designed, not fitted)
-    if gt:
-        out += ["## gather_tray", "", gt["description"], "",
-                table(("key", "value"), [("`%s`" % k, fmt(v)) for k, v in flat(gt)
-                                         if k != "description"]), ""]
+    for name in ("gather_tray", "loader"):  # revisions C (two decks) and D (designed)
+        gt = data.get(name)
+        if gt:
+            out += ["## " + name, "", gt["description"], "",
+                    table(("key", "value"), [("`%s`" % k, fmt(v)) for k, v in flat(gt)
+                                             if k != "description"]), ""]
     t = data["timing"]
     out += ["## timing", "", t["description"], "",
             table(("key", "value"), [("`%s`" % k, fmt(v)) for k, v in flat(t)]), "",

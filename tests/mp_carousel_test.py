@@ -126,11 +126,11 @@ class CarouselWorld:
         board.later(2000, self.poll)
 
 
-def fitted(two_decks=False, tweak=None):
+def fitted(two_decks=False, tweak=None, attach=None):
     """A shoe with the carousel fitted (revision B): hardware/pinmap.json with
     carousel_stepper.fitted true, the HAL on it, the card path and the carousel's models.
     two_decks: the gather tray fitted too (revision C: hal/decks_rp2.py); tweak(d) may change
-    the pin map's JSON first."""
+    the pin map's JSON first; attach() puts other devices on the board before the wiring."""
     import json
 
     with open(PINMAP) as f:
@@ -151,7 +151,8 @@ def fitted(two_decks=False, tweak=None):
             path = "/tmp/facedown-pinmap-fitted.json"
     with open(path, "w") as f:
         json.dump(d, f)
-    world, hal = fresh(pinmap=path, drop_checker=True)  # (out of the heap for the wiring)
+    world, hal = fresh(pinmap=path, drop_checker=True, attach=attach)  # (the checker: out of
+    # the heap for the wiring)
     import os
 
     os.remove(path)  # read once, at boot

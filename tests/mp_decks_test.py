@@ -13,23 +13,14 @@ if sys.implementation.name != "micropython" and __name__ == "mp_decks_test" and 
     pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
-from mp_rp2_world import HERE, main  # noqa: E402
+from mp_rp2_world import main  # noqa: E402
 
 
 def fitted(two_decks):
-    """tests/mp_carousel_test.py's fitted shoe (imported when a case needs it: the script's
-    first run only starts each case in an interpreter of its own)."""
-    if sys.implementation.name == "micropython":
-        from mp_carousel_test import fitted as f
-    else:  # (under pytest a plain import of it would skip: its own guard)
-        import importlib.util
+    """tests/mp_carousel_test.py's fitted shoe (tests/carousel_world.py)."""
+    from carousel_world import carousel_world
 
-        spec = importlib.util.spec_from_file_location("carousel_world",
-                                                      HERE + "/mp_carousel_test.py")
-        m = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(m)
-        f = m.fitted
-    return f(two_decks)
+    return carousel_world().fitted(two_decks)
 
 
 class GatherWorld:

@@ -290,11 +290,14 @@ def pin_map(path=PINMAP, drop_checker=False):
     return view
 
 
-def fresh(pinmap=PINMAP, root="", journal=None, stock=False, drop_checker=False):
+def fresh(pinmap=PINMAP, root="", journal=None, stock=False, drop_checker=False, attach=None):
     """A Pico's HAL. stock: on the littlefs of the storage region (boot_storage() first), the
     journal in the blocks it reserves there, as on a shoe; otherwise on journal (default: the
-    stand-in), the store in root."""
+    stand-in), the store in root. attach(): puts the board's other devices on it (an I2C
+    chip) before the HAL is wired."""
     board.reset()
+    if attach is not None:
+        attach()
     board.ns = ((1 << 30) - 1500000) * 1000  # ticks_us wraps 1.5 s into the run
     if stock:
         root, journal = MOUNT, None
@@ -331,6 +334,7 @@ def check_idle_state(world, hal):
 
 
 HEAP = "256K"
+
 
 
 def main(tests, script, heaps=None):

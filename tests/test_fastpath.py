@@ -91,7 +91,7 @@ def test_the_stages_overlap():
     under its own maximum."""
     pm, fp = load()
     m = FastPath(pm, fp)
-    assert m.cycle_us == m.move_bound_us + m.in_us - m.lead_us
+    assert m.cycle_us == m.move_bound_us + m.frame_us + m.in_us - m.lead_us
     assert m.feed_v <= fp["feed_steps_per_s"]["value"]
     one = m.reshuffle([0])
     two = m.reshuffle([0, 30])

@@ -183,6 +183,22 @@ def _no_shuffle_route(d):
     del d["diverter"]["pulse_us"]["shuffle"]
 
 
+def _loader_bad_sda(d):  # revision D's I2C on a GPIO the rp2 port refuses as I2C1's SDA
+    d["loader"]["i2c"]["sda"] = "carousel_step"  # GP20: I2C0's
+
+
+def _loader_without_carousel(d):
+    d["loader"]["fitted"] = True
+
+
+def _loader_with_two_decks(d):
+    d["loader"]["fitted"] = d["gather_tray"]["fitted"] = d["carousel_stepper"]["fitted"] = True
+
+
+def _loader_channels(d):
+    d["loader"]["channels"]["gate"] = 0  # the flipper's
+
+
 MUTATIONS = [
     (_dup, "GP13 is used twice: btn_deal and btn_burn"),
     (_uart_not_a_uart_pin, "reader_tx: GP2 is not a UART TX pin"),
@@ -206,6 +222,10 @@ MUTATIONS = [
     (_tolerance_over_a_slip, "must be under one slip of a stalled motor (4 full steps = 32"),
     (_carousel_too_fast, "carousel_stepper.cruise_steps_per_s (20000) exceeds max_steps_per_s"),
     (_no_shuffle_route, "must give exactly the routes output, burn, reject, shuffle"),
+    (_loader_bad_sda, "loader.i2c.sda: GP20 is not an SDA pin of I2C1"),
+    (_loader_without_carousel, "loader.fitted needs carousel_stepper.fitted"),
+    (_loader_with_two_decks, "revision D with the gather tray is not built on the Pico"),
+    (_loader_channels, "loader.channels must be distinct PCA9685 channels"),
 ]
 
 

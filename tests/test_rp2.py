@@ -398,7 +398,8 @@ def test_a_carousel_move_in_the_emulator(fakes, pinmap):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", ["mp_rp2_test.py", "mp_carousel_test.py",
-                                    "mp_pico_port_test.py", "mp_decks_test.py"])
+                                    "mp_pico_port_test.py", "mp_decks_test.py",
+                                    "mp_loader_test.py"])
 def test_hal_under_micropython(tmp_path, script):
     """Every case in its own interpreter with a 256 KB heap, importing the built image (.mpy
     bytecode, as a deployed shoe does: compiling the engine's source at import needs ~45 KB more
@@ -424,7 +425,8 @@ def test_hal_under_micropython(tmp_path, script):
     with open(path) as f:
         src = f.read()
     names = [n for n in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split()]
-    assert len(names) >= (3 if script == "mp_decks_test.py" else 6)
+    assert len(names) >= (3 if script == "mp_decks_test.py" else
+                          4 if script == "mp_loader_test.py" else 6)
     for n in names:
         assert "passed " + n in out, n
 
@@ -454,7 +456,8 @@ def scripts():
         for n in set(sys.modules) - before:
             if n.split(".")[0] in ("machine", "rp2", "mp_rp2_world", "wire", "hal", "device",
                                    "journal", "recorder", "shoe", "session", "audit",
-                                   "integrity", "sessions", "pyhal") or n.endswith("_harness"):
+                                   "integrity", "sessions", "pyhal", "pca9685", "i2c", "carousel_world") or \
+                    n.endswith("_harness"):
                 sys.modules.pop(n, None)
 
 
@@ -466,7 +469,10 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
         "case_engine_reshuffles_through_the_carousel")] + \
     [("mp_decks_test", n) for n in ("case_two_decks_gather_between_steps",
                                     "case_two_decks_in_hand_reshuffle_half_loaded",
-                                    "case_two_decks_power_cut_half_loaded")]
+                                    "case_two_decks_power_cut_half_loaded")] + \
+    [("mp_loader_test", n) for n in ("case_loader_wiring", "case_loader_reshuffle",
+                                     "case_card_caught_in_an_escrow",
+                                     "case_servo_driver_dead")]
 
 
 @pytest.mark.parametrize("script,name", CPYTHON_CASES, ids=[c[1] for c in CPYTHON_CASES])

@@ -18,7 +18,26 @@ from hal.motion import move_ms
 
 G_MM_S2 = 9810.0
 
-__all__ = ["FastPath", "load"]
+__all__ = ["FastPath", "load", "on"]
+
+
+def on(pm):
+    """The FastPath of the shoe whose pin map (a dict) is pm, on its fastpath.json: the
+    working folder's (a shoe's root), the image's beside hal/, else the checkout's hardware/."""
+    import json
+
+    here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+    for path in ("fastpath.json", here + "/../fastpath.json", here + "/../../hardware/fastpath.json"):
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        try:
+            return FastPath(pm, json.load(f))
+        finally:
+            f.close()
+    raise OSError("no fastpath.json beside the pin map: revision D's loader takes its figures "
+                  "from it (hardware/fastpath.json, in the shoe's root)")
 
 
 def load(hardware):
@@ -78,6 +97,8 @@ class FastPath:
         self.steps_escrow = steps_at(_val(fp, "escrow_mm"))
         self.read_us = pm["reader"]["read_ms"] * 1000
         self.latch_us = _val(fp, "latch_ms") * 1000
+        # a servo takes a new position from its next pulse: up to a frame after the command
+        self.frame_us = _val(fp, "servo_frame_ms") * 1000
         drop = _val(fp, "escrow_drop_mm")
         self.lead_us = _fall_us(drop)          # release -> the lead at the pocket's mouth
         self.in_us = _fall_us(drop + L)        # release -> the tail past the rim
@@ -87,20 +108,39 @@ class FastPath:
         self.move_bound_us = self.bound_us(self.rev // (2 * self.stations))
         self.half_bound_us = self.bound_us(self.rev // 2)
         home_v = float(_val(fp, "home_steps_per_s"))
+        self.home_v = home_v
         self.home_us = int(1e6 * (self.rev / home_v + home_v / self.car_a) * 1.05) + 1
         g = cs["gate"]
         self.gate_us = g["settle_ms"] * 1000
         # the unloading turn: each pocket over the opening for a card's fall of its length
-        pockets_per_s = _val(fp, "gate_open_pockets") * 1e6 / self.card_fall_us
+        opening = _val(fp, "gate_open_pockets")
+        # (5 % slower than the fall allows, the moves' margin: at the limit itself a
+        # pocket's card would leave the opening as it finishes falling)
+        pockets_per_s = opening * 1e6 / (self.card_fall_us * 1.05)
+        # the parking window: the pockets over the opening when the gate opens, never loaded
+        # (open with cards over it, they would fall at once, out of order)
+        self.park = self.slots - opening
         turn_v = pockets_per_s * self.sps
         self.unload_turn_us = int(1e6 * (self.rev / turn_v + turn_v / self.car_a)) + 1
         self.turn_v = turn_v
         # the card cycle: the carousel's fixed part (a padded move, then the card falls in)
         # or the feed's at its maximum speed, whichever is longer
-        car_us = self.move_bound_us + self.in_us - self.lead_us
+        car_us = self.move_bound_us + self.frame_us + self.in_us - self.lead_us
         feed_us = int(1e6 * self.spc / self.feed_max)
         self.cycle_us = max(car_us, feed_us)
         self.feed_v = 1e6 * self.spc / self.cycle_us  # the feed's speed while loading
+
+    def park_map(self, drops):
+        """{plan slot: pocket} for a plan whose pockets empty in the order `drops`
+        (shuffler.Plan.drops(): the cut's first): the first out goes into pocket park - 1,
+        the next into park - 2, and so on, so that the non-stop turn, starting with the
+        parking window (pockets park .. slots - 1, always empty) over the opening, drops them
+        in the plan's order. A function of the plan's order alone: what the tray gets is the
+        plan's permutation, as revision B's unloading gives it."""
+        out = {}
+        for j in range(len(drops)):
+            out[drops[j]] = self.park - 1 - j
+        return out
 
     def bound_us(self, steps):
         """A move's padded time: its ideal trapezoid + 5 %, as revision B pads (MARGIN)."""
@@ -129,20 +169,27 @@ class FastPath:
                 best = (d, j)
         return best[0] * self.sps, best[1]
 
-    def reshuffle(self, slots, start=0, power_up=False, purge=False):
+    def unload_us(self):
+        """The unloading: to its first pocket (padded to half a turn), the gate (its servo acts
+        from its next frame), one turn without stops (each pocket over the opening for a
+        card's fall), the last card's fall, the gate closed."""
+        return self.half_bound_us + 2 * (self.gate_us + self.frame_us) + self.unload_turn_us + \
+            self.card_fall_us
+
+    def reshuffle(self, slots, start=0, power_up=False, purge=False, trace=None):
         """The schedule of a reshuffle whose cards go, in the order they come, into the pockets
         `slots` (the plan's slot of each card); the ring starting with pocket `start` at
         station 0. power_up: the first after power-up (a homing turn first); purge: the pocket
         sensor saw cards left by a power cut (one unloading turn empties them first).
         Returns a dict of microseconds: total, loading, unloading, the first card's wait, and
-        the largest real move against its bound."""
+        the largest real move against its bound. trace (a list): gets each card's
+        (station, read, release, in) in microseconds, in the order the cards come."""
         t0 = 0
         ring = 0  # when the carousel is free
         if power_up:
             ring = self.home_us
         if purge:
-            ring += self.half_bound_us + 2 * self.gate_us + self.unload_turn_us + \
-                self.card_fall_us
+            ring += self.unload_us()
         cyc = self.cycle_us
         # the feed starts so that the first card is read as the carousel becomes free (at
         # once, unless the homing turn or the purge comes first)
@@ -161,7 +208,7 @@ class FastPath:
                 self._reach_us(k * self.spc)
             at_escrow = pick + self._reach_us(self.steps_escrow + k * self.spc) - \
                 self._reach_us(k * self.spc)
-            if read + self.latch_us > at_flip:
+            if read + self.frame_us + self.latch_us > at_flip:
                 flip_late += 1
             if k and at_escrow < last_in:  # the last card has not left the escrow yet
                 clash += 1
@@ -169,18 +216,17 @@ class FastPath:
             real = self.move_us(steps)
             worst = max(worst, real)
             start_move = max(read, ring)
-            # the latch lets go lead_us before the padded move ends, not before the card is
-            # on it; the card is in its pocket in_us after it let go
+            # the latch lets go lead_us before the padded move ends at the earliest (not before
+            # the card is on it), a servo frame later at the latest; the card is in its pocket
+            # in_us after it let go
             release = max(start_move + max(real, self.move_bound_us), at_escrow) - self.lead_us
-            ring = release + self.in_us
+            ring = release + self.frame_us + self.in_us
             last_in = ring
+            if trace is not None:
+                trace.append((_station, read, release, ring))
             pos = (slots[k] - _station * self.slots // self.stations) % self.slots
             fed = pick
-        # the unloading: to its first pocket (padded to half a turn), the gate, one turn
-        # without stops (each pocket over the opening for a card's fall), the last card's fall,
-        # the gate closed
-        unload = self.half_bound_us + 2 * self.gate_us + self.unload_turn_us + \
-            self.card_fall_us
+        unload = self.unload_us()
         total = last_in + unload
         return {"total_us": total, "load_us": last_in, "unload_us": unload,
                 "cycle_us": cyc, "first_card_us": last_in - (len(slots) - 1) * cyc

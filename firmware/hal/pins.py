@@ -392,6 +392,48 @@ def _check_carousel(cs, sigs, micro, mx, sps, p):
     _num(g, "settle_ms", 20, 1000, w + ".gate", p, True)
 
 
+def _check_loader(data, sigs, p):
+    """The optional `loader` (revision D's pipelined loader: SHUFFLER.md): its servo driver on
+    the Pico's I2C, on GPIOs the rp2 port accepts for that bus (ports/rp2/machine_i2c.c: SDA
+    on an even GPIO, SCL on an odd one, bit 1 of the GPIO the bus's number)."""
+    ld = data.get("loader")
+    if ld is None:
+        return
+    if not isinstance(ld, dict) or ld.get("fitted") not in (True, False):
+        p.append("loader.fitted must be true or false")
+        return
+    cs = data.get("carousel_stepper")
+    if ld["fitted"] and not (isinstance(cs, dict) and cs.get("fitted") is True):
+        p.append("loader.fitted needs carousel_stepper.fitted: revision D loads the carousel")
+    gt = data.get("gather_tray")
+    if ld["fitted"] and isinstance(gt, dict) and gt.get("fitted") is True:
+        p.append("loader and gather_tray both fitted: revision D with the gather tray is not "
+                 "built on the Pico yet (hal/loader_rp2.py); fit one of them")
+    i2c = ld.get("i2c")
+    if not isinstance(i2c, dict) or i2c.get("id") not in (0, 1):
+        p.append("loader.i2c.id must be 0 or 1 (the RP2040's I2C0 or I2C1)")
+        return
+    for end, odd in (("sda", 0), ("scl", 1)):
+        s = sigs.get(i2c.get(end))
+        if s is None:
+            p.append("loader.i2c.%s must name a signal (the GPIO revision D takes for I2C)" % end)
+        elif s["gpio"] & 1 != odd or (s["gpio"] & 2) >> 1 != i2c["id"]:
+            p.append("loader.i2c.%s: GP%d is not an %s pin of I2C%d (the RP2040's function "
+                     "table)" % (end, s["gpio"], end.upper(), i2c["id"]))
+    sd = ld.get("servo_driver")
+    if not isinstance(sd, dict) or not 0 < sd.get("address", 0) < 128:
+        p.append("loader.servo_driver.address must be a 7-bit I2C address")
+    _num(sd if isinstance(sd, dict) else {}, "freq_hz", 24, 1526, "loader.servo_driver", p, True)
+    ch = ld.get("channels")
+    vals = list(ch.values()) if isinstance(ch, dict) else []
+    if not vals or len(set(vals)) != len(vals) or [v for v in vals if v not in range(16)]:
+        p.append("loader.channels must be distinct PCA9685 channels, 0-15")
+    widths = list(ld.get("flipper_us") or []) + list((ld.get("latch_us") or {}).values())
+    if len(widths) != 4 or [w for w in widths if not 500 <= w <= 2500]:
+        p.append("loader.flipper_us (two stations) and latch_us (hold, release) must be servo "
+                 "pulses of 500-2500 us")
+
+
 def _check_sections(data, sigs, p):
     for name in SECTIONS:
         if not isinstance(data.get(name), dict):
@@ -399,6 +441,7 @@ def _check_sections(data, sigs, p):
     gt = data.get("gather_tray")  # optional: revision C's two decks (SHUFFLER.md)
     if gt is not None and (not isinstance(gt, dict) or gt.get("fitted") not in (True, False)):
         p.append("gather_tray.fitted must be true or false")
+    _check_loader(data, sigs, p)
     fs = data.get("feed_stepper")
     if isinstance(fs, dict):
         full, micro, mx = _check_stepper(fs, "feed_stepper", sigs, p)

@@ -75,16 +75,26 @@ def wire(hal, pinmap=None):
     if cs.fitted:  # the shuffler: its own state machine, the index flag, the gate servo
         from hal.carousel_rp2 import Carousel, CarouselTiming, ShufflingMechanism
 
-        ct = CarouselTiming(pm)
-        cst, hal.carousel_sm = make_stepper(hal, cs, ct.cruise, ct.accel)
-        g = cs.gate
-        gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
-        hal.carousel = Carousel(cst, beam(hal, cs.index, t.beam_us), beams.lid, gate,
-                                hal.clock, ct, hal.tick)
+        if "loader" in pm and pm.loader.fitted:  # revision D: the escrows, on demand
+            from hal.loader_rp2 import fit as fit_loader
+
+            hal.carousel = fit_loader(hal, beam(hal, cs.index, t.beam_us), beams.lid,
+                                      make_stepper)
+        else:
+            ct = CarouselTiming(pm)
+            cst, hal.carousel_sm = make_stepper(hal, cs, ct.cruise, ct.accel)
+            g = cs.gate
+            gate = machine.PWM(Pin(pm.gpio(g.signal)), freq=g.freq_hz, duty_ns=ct.closed_ns)
+            hal.carousel = Carousel(cst, beam(hal, cs.index, t.beam_us), beams.lid, gate,
+                                    hal.clock, ct, hal.tick)
         if "gather_tray" in pm and pm.gather_tray.fitted:  # two decks (revision C), on demand
             from hal.decks_rp2 import fit
 
             hal.mech = fit(hal, args)
+        elif "loader" in pm and pm.loader.fitted:
+            from hal.loader_rp2 import LoaderMechanism
+
+            hal.mech = LoaderMechanism(hal.carousel, *args)
         else:
             hal.mech = ShufflingMechanism(hal.carousel, *args)
     else:
@@ -105,13 +115,15 @@ def wire(hal, pinmap=None):
     hal.led = StatusLed(hal.led_sm, hal.clock)
 
 
-def make_stepper(hal, sec, cruise, accel):
+def make_stepper(hal, sec, cruise, accel, en=None):
     """A stepper of the pin map (feed_stepper, carousel_stepper): STEP from the step_pulses
-    program on its PIO state machine, DIR and EN plain outputs, the driver off at first.
-    Returns (hal.stepper_pio.Stepper, the state machine)."""
+    program on its PIO state machine, DIR and EN plain outputs, the driver off at first (en:
+    another output for EN, with Pin's value(): revision D's on the servo driver). Returns
+    (hal.stepper_pio.Stepper, the state machine)."""
     pm = hal.pm
     Pin = machine.Pin
-    en = Pin(pm.gpio(sec.enable), Pin.OUT, value=1 - pm.level(sec.enable))
+    if en is None:
+        en = Pin(pm.gpio(sec.enable), Pin.OUT, value=1 - pm.level(sec.enable))
     dirp = Pin(pm.gpio(sec.dir), Pin.OUT, value=pm.level(sec.dir))
     step = Pin(pm.gpio(sec.step), Pin.OUT, value=0)
     sm = rp2.StateMachine(sec.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)

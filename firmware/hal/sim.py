@@ -104,6 +104,10 @@ class SimHal(Hal):
         self.mech = SimMech()
         self.mech.feed_ms = int(opts.get("feed_ms", "0"))
         self.mech.realtime = True  # a stopping fault takes the hardware's time (pinmap.json)
+        # revision D's reshuffles (the pin map's loader fitted) take theirs on the clock too
+        # when asked (shuffle_time=1); else they are counted only (mech.shuffle_us)
+        self.mech.shuffle_realtime = opts.get("shuffle_time") == "1"
+        self.mech.log = self.log
         self.seed = opts.get("seed")
         self.hands = 0
         self.drbg = None

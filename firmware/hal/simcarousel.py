@@ -33,6 +33,11 @@ class SimCarousel:
         self.goto(slot)
         p[slot] = code
 
+    def put_many(self, pairs, plan=None):
+        """(code, slot) pairs in the order they come: each into its pocket (plan: theirs)."""
+        for code, slot in pairs:
+            self.put(code, slot)
+
     def empty(self, plan):
         """One turn the way slot numbers fall empties the pockets onto the shuffle tray in the
         plan's drop order. Returns the tray's stack, next card to feed at the end."""

@@ -50,8 +50,6 @@ class TwoDecks:
         """The other deck (the finished hand's, or the second deck before the first hand) goes
         into the gather tray, then into the carousel card by card, each read on its way in,
         and onto the shuffle tray. Cards that do not belong are named (problem), left out."""
-        from hal.simcarousel import SimCarousel
-
         nd = self.nd
         nd.kind = C.SHORT if len(cards) == C.deck_size(C.SHORT) else C.FULL  # the game's deck
         back = nd.back
@@ -63,7 +61,7 @@ class TwoDecks:
         nd.start(rng)
         mech = self.mech
         if mech.carousel is None:
-            mech.carousel = SimCarousel(nd.plan.slots)
+            mech.make_carousel(nd.plan.slots)
         self.problem = None
         if self.per_gap is None:
             self.work(None)
@@ -91,13 +89,15 @@ class TwoDecks:
         if nd.state != LOADING:
             return
         car = self.mech.carousel
+        run = []  # the gap's cards, in the order they go in (one pipeline on revision D)
         while self.gather_tray and (n is None or n > 0):
             code, b = self.gather_tray.pop()
             verdict, slot = nd.take(code, b)
             if slot >= 0:
-                car.put(code & 63, slot)
+                run.append((code & 63, slot))
             if n is not None:
                 n -= 1
+        car.put_many(run, nd.plan)
         if nd.state == LOADED:
             self.tray_stack = car.empty(nd.plan)
             nd.unloaded()

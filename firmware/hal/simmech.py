@@ -31,6 +31,7 @@ NOTICED_AT_ONCE = 1      # before the flop is turned over (the diverter sensor, 
 NOTICED_TURNED = 2       # only after the flop was turned: its cards are exposed (RRoP Hold'em 4)
 AT_FAULTS = (DOUBLE_FEED, FOREIGN, DUPLICATE, BOXED)
 STOPS = (JAM, EMPTY, LID_OPEN, READER_SILENT)  # simulated faults that stop the shoe
+ESCROW_CAUGHT = "escrow_caught"  # revision D: a card caught in an escrow (hal/simfast.py)
 UNTIL_CLEARED = 255  # a jam's `times`: the card sticks until the operator clears the path
 # the random-fault mode's draws: (kind, code), code = a jam's times (1: cleared by a retry)
 RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPEN, 0),
@@ -59,6 +60,12 @@ class SimMech:
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
+        self.revision_d = None   # the pipelined loader (hal/simfast.py): None, from the pin map
+        self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
+        self.shuffle_realtime = False  # ... waited out on the clock (FACEDOWN_SIM shuffle_time)
+        self.log = None          # (message) -> the shoe's log (the virtual shoe's SimHal.log)
+        self.stopped = None      # a reshuffle's stop (revision D: a card caught in an escrow),
+        #                          raised by the next feed, as the Pico's comes out of feed()
         self.decks = None        # hal.simdecks.TwoDecks: the two decks are on (two_decks())
         self.batch = None        # ... its shoe.batch.NextDeck
 
@@ -102,19 +109,47 @@ class SimMech:
             if self.decks is not None:
                 self.decks.clear()  # the next deck's cards in the pockets go back, for now
             if self.carousel is None:
-                from hal.simcarousel import SimCarousel
-
-                self.carousel = SimCarousel(plan.slots)
+                self.make_carousel(plan.slots)
             # through the carousel: what the magazine held, next card first, then the cards
             # gathered for the reshuffle (laid on top of the stack)
             fed = [c for c in self.stack[::-1] if plan.slot_of(c) >= 0]
             fed += [c for c in plan.cards if c not in fed]
             got = self.carousel.shuffle(fed, plan)
+            self.stopped = getattr(self.carousel, "stopped", None)  # (revision D's escrows)
             if got != list(stub):
                 raise ValueError("the carousel's order differs from the engine's stub")
             if self.decks is not None:
                 self.decks.resume()
         self.stack[:] = stub
+
+    def make_carousel(self, slots):
+        """The simulated carousel, at the first reshuffle: revision D's pipelined loader
+        (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's."""
+        if self.revision_d is None:
+            from hal.simfast import fitted
+
+            self.revision_d = fitted()
+        if self.revision_d:
+            from hal.simfast import FastCarousel, model
+            from hal.simstops import pinmap
+
+            self.carousel = FastCarousel(slots, model(pinmap()), self._shuffling)
+            if self.log is not None:
+                self.log("carousel: revision D's pipelined loader (the pin map's loader fitted)")
+        else:
+            from hal.simcarousel import SimCarousel
+
+            self.carousel = SimCarousel(slots)
+        return self.carousel
+
+    def _shuffling(self, us):
+        """The carousel is busy for us: counted, and waited out when the virtual shoe runs its
+        reshuffles in real time."""
+        self.shuffle_us += us
+        if self.shuffle_realtime:
+            spent = self.spent_ms
+            self._wait(us // 1000)
+            self.spent_ms = spent  # (spent_ms is the feeds' and the stops' time)
 
     # ---------------------------------------------------------------- the two decks
     # (hal/simdecks.py, imported only when they are on: SimMech's own code stays small)
@@ -143,7 +178,14 @@ class SimMech:
     def arm(self, kind, at=0, code=0):
         """A fault for the at-th card of the next step that dispenses; code: the card of a
         foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
-        if kind == NO_BURN:  # code: NOTICED_TURNED if the table sees it only on the turned flop
+        if kind == ESCROW_CAUGHT:  # revision D: the at-th card of the next reshuffle
+            if self.carousel is None:
+                self.make_carousel(60)
+            if not self.revision_d:
+                raise ValueError("a card caught in an escrow needs revision D's loader (the pin "
+                                 "map's loader fitted)")
+            self.carousel.caught_at = at
+        elif kind == NO_BURN:  # code: NOTICED_TURNED if the table sees it only on the turned flop
             self.no_burn = NOTICED_TURNED if code == NOTICED_TURNED else NOTICED_AT_ONCE
         else:
             if kind == JAM:
@@ -171,6 +213,10 @@ class SimMech:
         if self.before is not None:
             self.before(route)  # the shoe commits what happened so far before a card moves
         self.retries = 0
+        if self.stopped is not None:  # the reshuffle stopped (the card path holds no card)
+            e = self.stopped
+            self.stopped = None
+            raise e
         if self.delivered:  # a card that came out during a power cut: the reader reads it now
             self.feeds += 1
             self.misrouted = False

@@ -45,6 +45,11 @@ FAULTS = (
     (12, "latched", "a fault in the shoe itself (its log and audit name it): nothing is dealt "
                     "until the floor ends the hand (end or misdeal in a maintenance session, or "
                     "the floor key); call service if it happens again"),
+    (13, "escrow_caught", "a card is caught in an escrow of the carousel's loader (revision D): "
+                          "open the lid, take it out, put it face down on top of the magazine, "
+                          "close the lid, then repeat the step"),
+    (14, "servo_driver", "the carousel loader's servo driver does not answer: check its I2C "
+                         "cable and its 5 V supply, then repeat the step"),
 )
 
 JAM = "jam"

@@ -74,6 +74,7 @@ def image_sources(root=ROOT):
             (os.path.join(protocol, "crc.py"), "crc.py"),
             (os.path.join(protocol, "caps.py"), "caps.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json"),
+            (os.path.join(root, "hardware", "fastpath.json"), "fastpath.json"),
             (os.path.join(root, "hardware", "pinmap.json"), BOARD)]
 
 

@@ -139,8 +139,9 @@ EVENTS = {'move': 'a card moved from zone src to zone dst; card code = rank * 4 
  'status': "the hand's status became 0 dealing, 1 complete, 2 misdeal, 3 void",
  'fault': 'a stopping fault (6.5) or a latched one (6.6); kind 1 jam, 2 empty, 3 lid_open, 4 '
           'reader_silent, 5 reader_fault, 6 motor_power, 7 double_feed_unresolved, 8 entropy, 9 '
-          'carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket, 12 latched; dest = the '
-          "zone the card in flight was going to (255 none); retries = the jam's tries",
+          'carousel_lost_steps, 10 carousel_no_index, 11 carousel_pocket, 12 latched, 13 '
+          'escrow_caught, 14 servo_driver; dest = the zone the card in flight was going to '
+          "(255 none); retries = the jam's tries",
  'bet': "follows an action event on a table that is bet: the seat's total bet for the round after "
         'that action, lo + 256 * mid + 65536 * hi chips; after a procedure event '
         '(chips-excess-pot): the chips it left in the pot; after a stack event: the stack',

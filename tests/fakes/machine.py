@@ -42,6 +42,7 @@ class Board:
         self.pwms = {}        # gpio -> PWM
         self.uart_peers = {}  # uart id -> function(bytes)
         self.uarts = {}
+        self.i2c = {}         # (bus, address) -> a device on the I2C bus (tests/fakes/i2c.py)
         self.sms = []         # fake rp2 state machines to run
         self.events = []      # [t_ns, seq, function]
         self.seq = 0
@@ -448,3 +449,4 @@ class Timer:
 
     def deinit(self):
         self.callback = None
+

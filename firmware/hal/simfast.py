@@ -1,0 +1,194 @@
+# The simulator's revision D carousel (hardware/SHUFFLER.md "Revision D": the pipelined loader),
+# used by hal/simmech.py when the pin map's `loader` section is fitted. The pockets, the ring
+# and the two escrows are modelled as hal/simcarousel.py models revision B's; the time is
+# hal/fastpath.py's schedule, card by card, on hardware/fastpath.json's figures (deployed as
+# fastpath.json beside pinmap.json):
+# - each card, in the order it comes out of the magazine, is read on the fly, sent by the
+#   Y-chute's flipper to the escrow over the station nearer its pocket, held by that escrow's
+#   latch while the ring turns its pocket under it (a move padded to a quarter turn's bound),
+#   and let fall; the feed picks the next one meanwhile (one card every cycle_us);
+# - each card's pocket is its place in the plan's order (fastpath.FastPath.park_map: the first
+#   out in the pocket before the parking window, and so on), so that the unloading, one
+#   non-stop turn from the parking window (pockets never loaded: the gate opens under them),
+#   drops the plan's order: the tray's stack is what revision B's carousel leaves;
+# - the first reshuffle after power-up homes first (a whole turn, padded) and, when the pocket
+#   sensor sees cards a power cut left in them, empties them first (one more unloading turn).
+# So the time depends on the card count and power-up alone, never on the plan or the ring's
+# position (fastpath.py checks each real move against its bound and takes the later).
+from hal.simcarousel import SimCarousel
+
+__all__ = ["FastCarousel", "fitted", "model"]
+
+
+def fitted(paths=None):
+    """The pin map (pinmap.json where the firmware runs, else the checkout's) says the shoe has
+    revision D's loader. Only its `loader` section's `fitted` is read, in small pieces: the
+    whole map does not fit the unix port's small heaps beside the engine."""
+    if paths is None:
+        here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+        paths = ("pinmap.json", here + "/../../hardware/pinmap.json")
+    for path in paths:
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        try:
+            return _fitted(f)
+        finally:
+            f.close()
+    return False
+
+
+def _fitted(f):
+    text = ""
+    at = -1
+    while True:  # up to the section's "fitted" (pins.py requires it), then its value
+        chunk = f.read(256)
+        text = text[-64:] + chunk
+        if at < 0:
+            at = text.find('"loader"')
+            if at >= 0:
+                text = text[at:]
+        if at >= 0:
+            i = text.find('"fitted"')
+            if i >= 0 and ("," in text[i:] or "}" in text[i:]):
+                value = text[i + 8:].lstrip(" :\n")
+                return value.startswith("true")
+        if not chunk:
+            return False
+
+
+def model(pm):
+    """hal.fastpath.FastPath on this shoe's pin map and fastpath.json."""
+    from hal.fastpath import on
+
+    return on(pm)
+
+
+class FastCarousel(SimCarousel):
+    """m: hal.fastpath.FastPath; spend(us): the mechanism is busy that long (SimMech counts it,
+    and waits it out when the virtual shoe runs its reshuffles in real time)."""
+
+    def __init__(self, slots, m, spend):
+        SimCarousel.__init__(self, slots)
+        self.m = m
+        self.spend = spend
+        self.homed = False               # the homing turn since power-up is done
+        self.escrow = [None] * m.stations  # the card each escrow's latch holds
+        self.last = None                 # the last whole reshuffle's schedule (fastpath dict)
+        self.stations_used = [0] * m.stations
+        self.busy_us = 0                 # the loader's time, all reshuffles and runs
+        self.caught_at = 0               # armed: the k-th card (from 1) of the next reshuffle
+        #                                  stays on its latch (SimMech.arm(ESCROW_CAUGHT))
+        self.stopped = None              # the stop that reshuffle met, for SimMech's next feed
+        self.trace = None                # the last run's cards: (station, read, release, in)
+
+    def _spend(self, us):
+        self.busy_us += us
+        self.spend(us)
+
+    def _start(self):
+        """(power_up, purge) for the next run: the first after power-up homes, and empties the
+        pockets first when the pocket sensor sees cards in them (a power cut mid-reshuffle)."""
+        if self.homed:
+            return False, False
+        self.homed = True
+        purge = False
+        for c in self.pockets:
+            if c is not None:
+                purge = True
+        if purge:
+            self.pockets = [None] * len(self.pockets)
+        return True, purge
+
+    def _place(self, code, slot, station):
+        """The card through escrow `station` into `slot`: the ring brings the pocket under that
+        station; the latch lets go."""
+        p = self.pockets
+        if slot < 0 or slot >= self.m.park or p[slot] is not None:
+            raise ValueError("carousel: card %d has no free pocket in the plan" % code)
+        n = len(p)
+        at = (slot - station * n // self.m.stations) % n
+        d = (at - self.at) % n
+        self.travel += min(d, n - d)
+        self.at = at
+        self.escrow[station] = code
+        self.stations_used[station] += 1
+        p[slot] = code
+        self.escrow[station] = None
+
+    def _run(self, pairs, unload):
+        """Load (code, slot) pairs in that order through the pipeline; unload: then the
+        non-stop unloading turn. Spends the schedule's time; returns the schedule."""
+        power_up, purge = self._start()
+        trace = []
+        r = self.m.reshuffle([s for _c, s in pairs], self.at, power_up, purge, trace)
+        for i in range(len(pairs)):
+            self._place(pairs[i][0], pairs[i][1], trace[i][0])
+        self.trace = trace
+        self._spend(r["total_us"] if unload else r["load_us"])
+        return r
+
+    def _pockets(self, pairs, plan):
+        """(code, plan slot) pairs as (code, pocket): revision D parks the plan's order
+        (FastPath.park_map)."""
+        m = self.m.park_map(plan.drops())
+        return [(c, m[s]) for c, s in pairs]
+
+    def put(self, code, slot, plan=None):
+        self.put_many([(code, slot)], plan)
+
+    def put_many(self, pairs, plan=None):
+        """A run of cards (the next deck's, in a gap between the hand's steps): one pipeline
+        from the first card's pick to the last one's fall. plan: whose slots the pairs give."""
+        if pairs:
+            self._run(self._pockets(pairs, plan), False)
+
+    def empty(self, plan):
+        """The non-stop unloading turn (its time, when not part of a whole reshuffle)."""
+        self._spend(self.m.unload_us())
+        return self._unload()
+
+    def _unload(self):
+        """One turn the way pocket numbers fall, from the parking window over the opening:
+        the pockets empty in pocket order, park - 1 first."""
+        p = self.pockets
+        n = len(p)
+        start = self.m.park + 1  # the parking window over the opening (hal/loader_rp2.py)
+        d = (self.at - start) % n
+        self.travel += min(d, n - d) + n
+        self.at = start
+        tray = []
+        for k in range(self.m.park - 1, -1, -1):
+            if p[k] is not None:
+                tray.append(p[k])
+                p[k] = None
+        for c in p:
+            if c is not None:
+                raise ValueError("carousel: a card in the parking window")
+        self.shuffles += 1
+        tray.reverse()
+        return tray
+
+    def shuffle(self, fed, plan):
+        """A whole reshuffle of the hand's stub: the pipeline, then the unloading turn, in the
+        schedule's time. With a card armed to be caught in its escrow, the escrow's beam stops
+        the reshuffle there (`stopped`: SimMech's next feed raises it); the operator puts the
+        card on the magazine and the next feed carries on: that card goes through the path
+        once more (a card alone: the pipeline's first card's time), the result the same."""
+        self.stopped = None
+        pairs = self._pockets([(c, plan.slot_of(c)) for c in fed], plan)
+        k = self.caught_at
+        self.caught_at = 0
+        self.last = self._run(pairs, True)
+        if 0 < k <= len(pairs):
+            from shoe.cards import name
+            from shoe.faults import MechanismFault
+
+            station = self.trace[k - 1][0]
+            self.stopped = MechanismFault(
+                "escrow_caught", "a card (%s) is caught in escrow %d of the carousel's loader: "
+                "open the lid, take it out, put it face down on top of the magazine, close the "
+                "lid and feed again" % (name(pairs[k - 1][0]), station))
+            self._spend(self.last["first_card_us"])
+        return self._unload()
