@@ -47,6 +47,14 @@ def test_the_board_module_is_the_checked_pin_map(tmp_path):
     for name in pm.names():
         assert ns["MAP"]["signals"][pm.names().index(name)]["gpio"] == pm.gpio(name)
     assert "description" not in repr(ns["MAP"]) and "connector" not in repr(ns["MAP"])
+    # the optional parts reach the Pico: a map with the gather tray (two decks) or revision D's
+    # loader fitted has hal/rp2wire.py fit them (the build once dropped the gather tray)
+    for part in ("gather_tray", "loader"):
+        fitted = json.loads(text)
+        fitted[part]["fitted"] = fitted["carousel_stepper"]["fitted"] = True
+        ns = {}
+        exec(build.board_module(json.dumps(fitted)), ns)
+        assert ns["MAP"][part]["fitted"] is True, part
     data["signals"][0]["gpio"] = 99
     with pytest.raises(UserError) as e:
         build.board_module(json.dumps(data))

@@ -31,7 +31,9 @@ MANIFESTS = "targets"  # firmware/targets/<target>.py (never part of an image it
 BOARD = "board.py"
 # Firmware run on the host only, when an image is built: in no target's manifest
 BUILD_ONLY = ("hal/pins.py",)
-BOARD_DROPS = ("board", "spare", "gather_tray")  # the pin map's parts only its documents read  # the pin map's checker and timing budget (board_module)
+# the pin map's parts only its documents read (the optional parts, gather_tray and loader, stay:
+# hal/rp2wire.py fits them from the board module when the map says they are fitted)
+BOARD_DROPS = ("board", "spare")
 
 
 def mpy_cross():
