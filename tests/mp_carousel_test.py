@@ -553,6 +553,14 @@ if __name__ == "__main__":
     # checker beside the image), although the fitted HAL takes no more heap after its wiring
     # than before (measured): not explained yet.
     reshuffles = "384K"
+    # The other four ran within 3-5 KB of 256 KB once revision D's loader joined the wiring
+    # (benchmarks/rp2_heap.py), and MicroPython's GC scans the C stack conservatively, so a
+    # case's heap varies a few KB from run to run: one failed under load (MemoryError in the
+    # wiring) and passed alone. They get 288 KB, a margin of 30 KB or more.
+    wiring = "288K"
     main(TESTS, __file__, {"case_carousel_reshuffle": reshuffles,
                            "case_reshuffle_figures": reshuffles,
-                           "case_reshuffle_time_tells_nothing_of_the_plan": reshuffles})
+                           "case_reshuffle_time_tells_nothing_of_the_plan": reshuffles,
+                           "case_carousel_wiring": wiring, "case_carousel_home_and_moves": wiring,
+                           "case_carousel_lost_steps": wiring,
+                           "case_carousel_missed_index": wiring})

@@ -245,4 +245,5 @@ TESTS = [case_two_decks_gather_between_steps, case_two_decks_in_hand_reshuffle_h
 if __name__ == "__main__":
     # the carousel's world, the mechanism with the gather tray and the engine's shuffler: more
     # than the carousel cases' 288 KB on this 64-bit port
-    main(TESTS, __file__, {t.__name__: "320K" for t in TESTS})
+    # (320 KB failed once under load after revision D's loader joined the wiring: 352 KB)
+    main(TESTS, __file__, {t.__name__: "352K" for t in TESTS})

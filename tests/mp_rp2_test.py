@@ -671,7 +671,10 @@ TESTS = [case_wiring,
 HEAPS = {"case_maintenance": "384K",
          # the engine's deal on the card path: it needs 260 KB now, with the fakes' power cuts
          # and the device's bound methods (benchmarks/rp2_heap.py prints every case's margin)
-         "case_engine_deal_and_jam_exhausted": "288K"}
+         "case_engine_deal_and_jam_exhausted": "288K",
+         # within 3 and 8 KB of 256 KB (benchmarks/rp2_heap.py), and the conservative GC's
+         # stack scan moves a case's heap a few KB between runs: a failure under load only
+         "case_watchdog": "288K", "case_rng_boots": "288K"}
 
 
 if __name__ == "__main__":
