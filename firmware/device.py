@@ -13,7 +13,7 @@ from audit import Audit
 from events import Events
 from journal import Journal
 from play import Play, CommandError, HELD_HANDS, _ends_hand, _entropy_error, _entropy_text, \
-    _entropy_why, _logged  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
+    _entropy_why, _logged, dealing  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
 from recorder import Recorder
 from shoe import cards as C
 from shoe import games as G
@@ -21,7 +21,6 @@ from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
 from shoe.compat import release
 from shoe.faults import MechanismFault
-from shoe.hand import DEALING
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
 from version import VERSION as FIRMWARE_VERSION  # the one version (firmware/version.py)
@@ -185,7 +184,7 @@ class Device(Events, Play):
             return
         self.latched = why
         h = self.hand
-        if h is not None and h.status == DEALING:
+        if dealing(h):
             h.note_fault(F.LATCHED_CODE)  # an event: the host and the history see it
         try:
             self.hal.store.write(_LATCH_KEY, why)
@@ -265,8 +264,7 @@ class Device(Events, Play):
         if self.fault is not None or self.entropy is not None or self.recovery is not None \
                 or self.latched is not None:
             return "attention"
-        h = self.hand
-        if h is not None and h.status == DEALING:
+        if dealing(self.hand):
             return "dealing"
         return "idle"
 
@@ -314,7 +312,7 @@ class Device(Events, Play):
             raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
         self._allowed(row)
         clears = self.latched is not None and self._latch_check(name, flags, args)
-        if clears and name == "end" and (self.hand is None or self.hand.status != DEALING):
+        if clears and name == "end" and not dealing(self.hand):
             self._unlatch()  # no hand in progress: ending it is the floor's clearing alone
             return ()
         deals = flags & wire.DEALS
@@ -341,7 +339,7 @@ class Device(Events, Play):
                 raise  # (run answers it as an internal fault)
             self.hal.log("random source: %s" % e)
             h = self.hand
-            if deals and h is not None and h.status == DEALING:
+            if deals and dealing(h):
                 h.note_fault(F.ENTROPY_CODE)
             raise self._stopped(name, F.ENTROPY, _entropy_text(self.entropy))
         finally:
@@ -424,7 +422,7 @@ class Device(Events, Play):
         if _ends_hand(name, args):
             return
         why = self.entropy
-        if why is None and self.hand is not None and self.hand.status == DEALING and \
+        if why is None and dealing(self.hand) and \
                 _logged(self.hand.z.log, OP_FAULT, F.ENTROPY_CODE):
             why = "the random source failed during this hand"
         if why is not None:

@@ -18,7 +18,7 @@
 import wire
 from hal.base import BUTTONS  # noqa: F401  (panel.BUTTONS: the buttons a press names)
 from play import CommandError as Refused  # a press refused: the wire's code, the message
-from shoe.hand import DEALING
+from play import dealing
 
 
 # the stopped operation (Hand.step.stopped[0]) each button finishes
@@ -31,7 +31,7 @@ def plan(device, button, floor_key):
     if why is not None:
         raise why
     h = device.hand
-    live = h is not None and h.status == DEALING
+    live = dealing(h)
     it = h.step.stopped if live else None
     if it is not None:  # a stopped step: its own button finishes it, nothing else runs
         if _FINISHES.get(it[0]) != button:
