@@ -3,7 +3,7 @@
 import wire
 from device import FIRMWARE_VERSION
 
-IDENTIFY = wire.COMMAND_IDS["identify"]
+IDENTIFY = wire.command_id("identify")  # (wire.COMMAND_IDS would build all the derived maps)
 QUEUE = 4  # commands held while one is being carried out
 HOLD_MS = 30  # new events wait this long for company before they are sent
 ACK_WAIT_MS = 100  # a host may hold its ACK a while (SPEC 6.2): no go-back-N before this
