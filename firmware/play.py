@@ -235,9 +235,9 @@ def dealing(h):
     paths ask of the hand they hold; shoe.hand is in the heap whenever a hand is."""
     if h is None:
         return False
-    from shoe.hand import DEALING
+    import shoe.hand  # (the idle loop asks: `from shoe.hand import` allocates at each call)
 
-    return h.status == DEALING
+    return h.status == shoe.hand.DEALING
 
 
 def _mask_record(rec):

@@ -30,8 +30,8 @@ class Recorder:
         """Make durable what the hand did since the last commit. Returns the entries."""
         if self.j.hand is None:  # the hand is closed: nothing it does now changes the table
             return b""
-        from shoe import snapshot
-        from shoe.hand import DEALING
+        import shoe.hand  # (a commit at each card: `from ... import` allocates at each call)
+        import shoe.snapshot as snapshot
 
         log = hand.z.log
         entries = bytes(log[self.logged * 4:])
@@ -43,7 +43,7 @@ class Recorder:
             self.j.commit(entries, pairs, feeding, reply)
         self.logged = len(log) // 4
         self.image = img
-        if hand.status != DEALING and self.j.hand is not None:
+        if hand.status != shoe.hand.DEALING and self.j.hand is not None:
             self.j.close_hand()
         return entries
 
@@ -52,7 +52,7 @@ class Recorder:
         """Would a commit now write anything (new entries or counter changes)?"""
         if len(hand.z.log) // 4 > self.logged:
             return True
-        from shoe import snapshot
+        import shoe.snapshot as snapshot
 
         img = snapshot.image(hand)
         return self.image is None or img != self.image
