@@ -781,11 +781,11 @@ def estimate(ref, sizes, pico, minimum, rom=None):
         # modules executed in place: what they leave on the heap (module and function objects,
         # qstr pools) is pointers and halves; their bytecode stays in flash
         r32 = rom["imports"] / 2.0
+        rom_hand = max(0, hand_mods64 - hand_mpy) / 2.0  # the hand's modules, run in place
         state = rom["boot"] - rom["imports"]
         boot = (r32 + state / hi, r32 + state / lo)
         out["romfs"] = {"imports64": rom["imports"], "imports32": r32, "boot32": boot,
-                        "peak32": (boot[0] + hand_mods64 / 2.0 + rest / hi,
-                                   boot[1] + hand_mods64 / 2.0 + rest / lo)}
+                        "peak32": (boot[0] + rom_hand + rest / hi, boot[1] + rom_hand + rest / lo)}
         if room is not None:
             out["romfs"]["smallest32"] = (out["romfs"]["peak32"][0] + room / hi,
                                           out["romfs"]["peak32"][1] + room / lo)
