@@ -23,38 +23,21 @@
 # is known as a set only. Every page is programmed whole (the RP2040 programs 256-byte pages),
 # re-programming the head page as it fills (NOR: bits only go from 1 to 0). Each block is erased
 # once per trip round the ring, so wear is spread evenly over the partition.
-import hashlib
 import json
 from array import array
 
 from crc import crc16  # the house's CRC-16 (crc.py), the protocol's too
+# the record format (journalrec.py, which journalread.py shares): the journal's names too
+from journalrec import (BLOCK, MAGIC, NONE32, R_BLOCK, R_CONFIG, R_HAND, R_COMMIT,  # noqa: F401
+                        R_CLOSE, F_FEED, F_REPLY, F_ACMD, OpenHand, _u16, hand_hash)
 
-BLOCK = 4096
 PAGE = 256
 # The most blocks a journal takes (about 1,050 hands of 9-seat hold'em with 36 actions each):
 # the simulator's flash chip; on the Pico the blocks reserved in littlefs, as many as it has to
 # spare up to this (hal/reserve.py: 224 on the stock RPI_PICO image with the firmware installed).
 JOURNAL_BLOCKS = 304
-R_BLOCK = 1
-R_CONFIG = 2
-R_HAND = 3
-R_COMMIT = 4
-R_CLOSE = 5
-MAGIC = b"FDJ1"
-F_FEED = 1
-F_REPLY = 2
-F_ACMD = 4  # the reply answered an authenticated command (ACMD): only an ACMD retry gets it
-NONE32 = 0xFFFFFFFF
 CONFIG_MAX = 255 - 56  # the configuration's JSON: it rides in every block's checkpoint record
 ZERO_HASH = bytes(32)
-
-
-def _u16(b, i):
-    return b[i] | (b[i + 1] << 8)
-
-
-def _u32(b, i):
-    return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
 
 
 def _p16(v):
@@ -63,21 +46,6 @@ def _p16(v):
 
 def _p32(v):
     return bytes((v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF))
-
-
-class OpenHand:
-    """The open hand as the journal holds it."""
-
-    def __init__(self, number, first_event, config, head):
-        self.number = number
-        self.first_event = first_event
-        self.config = config        # JSON text
-        self.head = head            # the HAND payload (hashed into the chain)
-        self.entries = bytearray()
-        self.image = None           # the counter image after the last commit
-        self.reply = None           # (seq, reply, authenticated) of the last command
-        self.feeding = -1           # route of a feed committed but never settled, else -1
-        self.damaged = None         # (block, offset) of a damaged record boot stepped over
 
 
 class Journal:
@@ -356,13 +324,6 @@ class Runs:
                 return (first - 1 + i) % 0xFFFF + 1
             i -= count
         raise IndexError(i)
-
-
-def hand_hash(prev, head, entries):
-    h = hashlib.sha256(prev)
-    h.update(head)
-    h.update(entries)
-    return h.digest()
 
 
 def config_json(game, seats, button, rules, house, profile=None):

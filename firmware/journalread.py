@@ -5,8 +5,8 @@
 # heap for as long as it is imported, and a shoe reads its journal back at power-up and on a
 # technician's request only. Each function takes the Journal (j) it reads into.
 from crc import crc16
-from journal import (BLOCK, MAGIC, NONE32, R_BLOCK, R_CONFIG, R_HAND, R_COMMIT, R_CLOSE,
-                     F_FEED, F_REPLY, F_ACMD, OpenHand, _u16, _u32, hand_hash)
+from journalrec import (BLOCK, MAGIC, NONE32, R_BLOCK, R_CONFIG, R_HAND, R_COMMIT, R_CLOSE,
+                        F_FEED, F_REPLY, F_ACMD, OpenHand, _u16, _u32, hand_hash)
 
 
 def _seq(j, block):

@@ -17,6 +17,7 @@ module("session.py")
 module("integrity.py")
 module("journal.py")
 module("journalread.py")  # the journal read back: at power-up and for history, resume, verify
+module("journalrec.py")  # the journal's record format (journal.py and journalread.py)
 module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
 module("recorder.py")
 module("audit.py")
