@@ -322,7 +322,7 @@ class Device(Events, Play):
             if self.recovery is not None:
                 raise CommandError(wire.WRONG_STATE, "recovery: " + self.recovery)
             self._entropy_check(name, args)
-            if self.hand is None or self.hand.step.stopped is None:
+            if self.hand is None or not self.hand.can_resume():
                 self.mech.begin_step()  # (a step a fault stopped goes on counting its cards)
         try:
             out = fn(*args) if fn is not None else _on_demand(self, name, args)

@@ -13,13 +13,14 @@ import hashlib
 import json
 from binascii import hexlify
 
+from hal.store import KEY_FILE  # (loaded already: boot(store) has its DirStore)
+
 MANIFEST = "manifest.json"
 MAC = "manifest.mac"
 CODE = (".py", ".mpy")
 CHUNK = 512
 
 
-KEY_FILE = "device.key"
 SEEN = "manifest.seen"
 ROM = "/rom"  # where the ROMFS is mounted (a test points it elsewhere)
 ROM_PREFIX = "/rom/"  # manifest paths in the ROMFS

@@ -30,8 +30,8 @@ from crc import crc16  # the house's CRC-16 (crc.py), the protocol's too
 # the record format (journalrec.py, which journalread.py shares): the journal's names too
 from journalrec import (BLOCK, MAGIC, NONE32, R_BLOCK, R_CONFIG, R_HAND, R_COMMIT,  # noqa: F401
                         R_CLOSE, F_FEED, F_REPLY, F_ACMD, OpenHand, _u16, hand_hash)
+from hal.base import PAGE  # the flash's geometry (BLOCK too, through journalrec)
 
-PAGE = 256
 # The most blocks a journal takes (about 1,050 hands of 9-seat hold'em with 36 actions each):
 # the simulator's flash chip; on the Pico the blocks reserved in littlefs, as many as it has to
 # spare up to this (hal/reserve.py: 224 on the stock RPI_PICO image with the firmware installed).

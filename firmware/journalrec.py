@@ -3,7 +3,8 @@
 # journal holds it, and the chain hash a CLOSE record carries. The layout: journal.py's head.
 import hashlib
 
-BLOCK = 4096
+from hal.base import BLOCK  # the flash's geometry  # noqa: F401
+
 R_BLOCK = 1
 R_CONFIG = 2
 R_HAND = 3

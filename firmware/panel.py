@@ -18,10 +18,9 @@
 import wire
 from hal.base import BUTTONS  # noqa: F401  (panel.BUTTONS: the buttons a press names)
 from play import CommandError as Refused  # a press refused: the wire's code, the message
-from play import dealing
 
 
-# the stopped operation (Hand.step.stopped[0]) each button finishes
+# the button that finishes each command a stopping fault stopped (Hand.stopped_command)
 _FINISHES = {"deal": "deal", "street": "burn", "report": "exposed", "premature": "premature"}
 
 
@@ -31,8 +30,8 @@ def plan(device, button, floor_key):
     if why is not None:
         raise why
     h = device.hand
-    live = dealing(h)
-    it = h.step.stopped if live else None
+    live = h is not None and h.in_progress()
+    it = h.stopped_command() if live else None
     if it is not None:  # a stopped step: its own button finishes it, nothing else runs
         if _FINISHES.get(it[0]) != button:
             raise Refused(wire.WRONG_STATE, "the %s was stopped by a mechanism fault: %s" % (

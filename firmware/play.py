@@ -216,8 +216,8 @@ class Play:
             del rec["log"]
             # why a seat holds nothing, without the log: folded, or its cards mucked (dead)
             why = {FOLDED: "folded", DEAD: "dead"}
-            rec["out"] = {str(s): why[self.hand.state[s]] for s in self.hand.seats
-                          if self.hand.state[s] in why}
+            rec["out"] = {str(s): why[self.hand.seat_states[s]] for s in self.hand.seats
+                          if self.hand.seat_states[s] in why}
             if not see:
                 _mask_record(rec)
             if self.hand.bets is not None:

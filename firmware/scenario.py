@@ -287,7 +287,7 @@ def outcome(hand):
 def begin_step(hand, mech):
     """Faults are armed for the n-th card of the next step; repeating a step a stopping fault
     stopped goes on counting its cards."""
-    if hand.step.stopped is None:
+    if not hand.can_resume():
         mech.begin_step()
 
 

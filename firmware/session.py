@@ -6,9 +6,9 @@
 # reply or a log line. Failed logins make the next challenge wait, doubling each time, and the
 # count survives a power cycle.
 import wire
+from hal.store import KEY_FILE
 from shoe.drbg import hmac_sha256, _Hmac as Hmac  # one HMAC-SHA256 for the firmware
 
-KEY_FILE = "device.key"
 FAIL_FILE = "auth.fail"
 CHALLENGE_MS = 30000          # a challenge is good for one login within this long
 BACKOFF_MS = 1000             # the wait after the first failed login; doubles with each one

@@ -150,6 +150,7 @@ def sim_classes():
         def inspect(self):
             return None if self.blind else list(self.tray)
 
+    from caps import CAP_JOURNAL, CAP_SIM
     from hal.base import Hal
 
     class FuzzHal(Hal):
@@ -159,7 +160,7 @@ def sim_classes():
         the same session)."""
 
         simulated = True
-        caps = 3  # CAP_SIM | CAP_JOURNAL
+        caps = CAP_SIM | CAP_JOURNAL
         device_id = "fuzz-0001"
 
         def __init__(self, flash, mech=None):

@@ -11,6 +11,7 @@
 # hunting for SYNC and verifying the CRC (Decoder).
 import struct
 
+from caps import CAP_SIM, CAP_JOURNAL, CAP_AUTH, CAPABILITIES  # noqa: F401 (identify's bits)
 from crc import crc16, crc16_range  # noqa: F401 (crc16 is the codec's API too)
 
 try:
@@ -84,12 +85,6 @@ ERRORS = ((OK, "OK"), (BAD_FRAME, "BAD_FRAME"), (UNKNOWN_COMMAND, "UNKNOWN_COMMA
 
 NO_AMOUNT = const(0xFFFFFFFF)  # the bet command's amount when the action has none
 
-# capability bits (identify reply)
-CAP_SIM = const(1)
-CAP_JOURNAL = const(2)
-CAP_AUTH = const(4)
-
-CAPABILITIES = ((CAP_SIM, "CAP_SIM"), (CAP_JOURNAL, "CAP_JOURNAL"), (CAP_AUTH, "CAP_AUTH"))
 
 # --- sessions (SPEC.md, "Sessions") --------------------------------------------------------------
 # Roles, lowest first; a session of a role may run the commands of the roles below it.
@@ -638,11 +633,18 @@ def catalogue_rows():
     return out
 
 
-def catalogue_digest(messages):
-    """The digest the catalogue document opens with: CRC-16 and length of its "messages" JSON
-    text. A host whose own digest differs reads the whole document and compares the rows of
-    the commands it sends (facedown.client.check_catalogue, Klipper's format check)."""
-    data = messages.encode("utf-8")
+def catalogue_commands():
+    """The catalogue's command rows, [id, name, role, flags]: the role's name (ROLES) and the
+    flags' bits (the document's "flags" table names them)."""
+    return [[r[C_ID], r[C_NAME], ROLES[r[C_ROLE]], r[C_FLAGS]] for r in COMMANDS]
+
+
+def catalogue_digest(text):
+    """The digest the catalogue document opens with: CRC-16 and length of its "messages" and
+    "commands" JSON texts, one after the other. A host whose own digest differs reads the
+    whole document and compares the rows of the commands it sends (facedown.client.
+    check_catalogue, Klipper's format check: formats, field names, roles and flags)."""
+    data = text.encode("utf-8")
     return "%04x-%d" % (crc16(data), len(data))
 
 
@@ -653,10 +655,12 @@ def catalogue_json():
     import json
 
     messages = json.dumps(catalogue_rows())
+    commands = json.dumps(catalogue_commands())
     return ('{"protocol": %d, "digest": "%s", "max_body": %d, "frame_types": %s, '
-            '"messages": %s, "errors": %s, "capabilities": %s}' % (
-                PROTOCOL_VERSION, catalogue_digest(messages), MAX_BODY,
-                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages,
+            '"messages": %s, "commands": %s, "flags": %s, "errors": %s, "capabilities": %s}' % (
+                PROTOCOL_VERSION, catalogue_digest(messages + commands), MAX_BODY,
+                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages, commands,
+                json.dumps([[r[0], r[1]] for r in FLAGS]),
                 json.dumps([[r[0], r[1]] for r in ERRORS]),
                 json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
 

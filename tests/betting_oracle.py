@@ -55,8 +55,8 @@ def stand_pat(state) -> None:
         state.kill_hand()
 
 # the comparison's house: what pokerkit plays by (module docstring)
-HOUSE = {"blind_before_ante": False, "reopen_limit": "full", "cap_heads_up": "capped",
-         "pl_full_blinds": False, "short_blind": "posted"}
+HOUSE = {"blind_before_ante": False, "reopen_limit": "full", "limit_short_allin": "raise",
+         "cap_heads_up": "capped", "pl_full_blinds": False, "short_blind": "posted"}
 
 # name: (pokerkit game, shoe game for pots.py, kind, draws, structure, maximum players)
 GAMES = {

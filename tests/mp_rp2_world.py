@@ -22,8 +22,9 @@ from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's 
 import machine  # noqa: E402  (the fake)
 import rp2  # noqa: E402
 from hal.rp2 import Rp2Hal  # noqa: E402
-from hal.rp2mech import (MechanismFault, ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT,  # noqa: E402
-                         UsbPort, ROSC_RANDOMBIT, frame, parse_frame)
+from hal.rp2mech import (MechanismFault, UsbPort, ROSC_RANDOMBIT, frame,  # noqa: E402
+                         parse_frame)
+from shoe.faults import ROUTE_OUT, ROUTE_BURN, ROUTE_REJECT  # noqa: E402
 from hal import stepper_pio as SP  # noqa: E402
 from shoe import cards as C  # noqa: E402
 from shoe.compat import release  # noqa: E402

@@ -155,6 +155,52 @@ def test_a_short_all_in_counts_toward_the_cap_only_when_it_reopens():
         assert b.nbets == (4 if reopen == "half" else 3)
 
 
+def test_a_limit_all_in_under_half_a_bet_is_completed_by_roberts():
+    """RRoP Betting and raising 6: facing an all-in of less than half a bet, a seat may fold,
+    call or complete the wager; half a bet or more is treated as a full bet ("a $15 all-in bet
+    raised to $35"). House limit_short_allin: Robert's "complete", TDA "raise" (a full bet over
+    the all-in, as pokerkit plays it)."""
+    c = B.config(G.BOARD, {"structure": "fl", "blinds": [10, 20]})
+    for rules, to in (("tda2024", 45), ("robert", 40)):
+        # button 5: seat 1 the small blind, 2 the big; seat 3 calls, seat 4 is all in for 25
+        b = B.Betting(G.BOARD, [1, 2, 3, 4, 5], 5, c, {1: 500, 2: 500, 3: 500, 4: 25, 5: 500},
+                      rules=rules)
+        assert b.house["limit_short_allin"] == ("raise" if rules == "tda2024" else "complete")
+        b.act(3, "call")
+        b.act(4, "allin")  # to 25: 5 over the big blind, under half a bet
+        assert b.to_act == 5 and b.options()["raise"] == (to, to), (rules, b.options())
+        refused(b, 5, "raise", 85 - to, match="raise to %d" % (85 - to))
+        b.act(5, "raise")
+        assert b.high == to and b.nbets == 2, (rules, b.log[-1])
+        # a full raise either way: the betting is open again for seat 3, who had called
+        for seat in (1, 2):
+            b.act(seat, "call")
+        assert b.to_act == 3 and "raise" in b.options(), (rules, b.options())
+    # the round's first bet all in: 5 (under half of 20) is completed to 20 by Robert's; 15
+    # (half or more) is a full bet, and the raise is to 35 by both
+    for allin, tda, robert in ((5, 25, 20), (15, 35, 35)):
+        for rules, to in (("tda2024", tda), ("robert", robert)):
+            b = B.Betting(G.BOARD, [1, 2, 3], 3, c, {1: 500, 2: 20 + allin, 3: 500},
+                          rules=rules)
+            for seat, kind in ((3, "call"), (1, "call"), (2, "check")):
+                b.act(seat, kind)
+            b.next_round()
+            b.act(1, "check")
+            b.act(2, "allin")
+            assert b.high == allin and b.options(3)["raise"] == (to, to), (
+                allin, rules, b.options(3))
+            b.act(3, "raise")
+            assert b.high == to and "raise" in b.options(1)
+    # several short all-ins count together: over the big blind's 20, all in for 25 then 28
+    # (8 over 20) is completed to 40; 25 then 31 (11, half a bet or more) is raised to 51
+    for second, to in ((28, 40), (31, 51)):
+        b = B.Betting(G.BOARD, [1, 2, 3, 4, 5], 5, c, {1: 500, 2: 500, 3: 25, 4: second,
+                                                       5: 500}, rules="robert")
+        b.act(3, "allin")
+        b.act(4, "allin")
+        assert b.to_act == 5 and b.options()["raise"] == (to, to), (second, b.options())
+
+
 def test_cap_heads_up_by_rulebook():
     c = B.config(G.BOARD, {"structure": "fl", "blinds": [5, 10]})
     for rules, capped in (("tda2024", True), ("robert", False)):

@@ -117,6 +117,39 @@ def test_a_shoe_whose_table_differs_for_a_command_is_refused_in_one_line():
     assert FakeShoe(patched_catalogue(PATCHED)).identify(check=False)["firmware"] == "9.9.9"
 
 
+@pytest.mark.parametrize("patched,theirs,ours", [
+    (ACTION.replace("ROLE_TABLE", "ROLE_MAINTENANCE"), "role maintenance", "role table"),
+    (ACTION.replace("DEALS | PLAY", "DEALS | PLAY | READ_ONLY"), "flags read_only, deals, play",
+     "flags deals, play"),
+])
+def test_a_shoe_whose_role_or_flags_differ_for_a_command_is_refused_in_one_line(
+        patched, theirs, ours):
+    """The served catalogue carries each command's role and flags (its "commands" table, the
+    flags named by its "flags" table), inside the digest: a shoe whose table gives the action
+    command another role, or other flags, is refused in one line naming what differs."""
+    served = json.loads(W.catalogue_json())
+    assert served["commands"] == [[r[W.C_ID], r[W.C_NAME], W.ROLES[r[W.C_ROLE]], r[W.C_FLAGS]]
+                                  for r in W.COMMANDS]
+    assert served["flags"] == [list(r) for r in W.FLAGS]
+    shoe = FakeShoe(patched_catalogue(patched))
+    assert served_digest(shoe.doc[:150]) != own_digest()  # (read whole, then compared)
+    with pytest.raises(UserError) as e:
+        shoe.identify()
+    text = str(e.value)
+    assert "\n" not in text and "for the command action:" in text, text
+    assert "the shoe has %s, this host %s" % (theirs, ours) in text, text
+    assert "facedown deploy" in e.value.hint
+
+
+def test_a_shoe_that_serves_no_roles_or_flags_is_refused():
+    served = json.loads(W.catalogue_json())
+    del served["commands"]
+    with pytest.raises(UserError, match="for the command identify: the shoe has no role or "
+                                        "flags for it, this host role public, flags "
+                                        "read_only, timed"):
+        check_catalogue(served, "0.3.0")
+
+
 def test_a_shoe_with_a_command_more_is_accepted_and_one_without_one_refused():
     more = '''    (25, "extra", ROLE_TABLE, 0, "B", "x", "", ""),\n)\n# the columns of a row'''
     with open(os.path.join(ROOT, "protocol", "wire.py"), encoding="utf-8") as f:

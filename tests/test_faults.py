@@ -159,6 +159,30 @@ def test_a_stop_on_the_misrouted_burn_leaves_the_misroute_for_the_repeat():
     assert m.feed(1) == [C.parse("4h")] and m.misrouted
 
 
+def test_the_hand_says_what_a_stop_waits_for():
+    """The queries the panel and the device ask (Hand.in_progress, can_resume,
+    stopped_command) instead of reading the step record: a street a lid stopped waits for the
+    street again, every other dealing command is refused meanwhile; the street again clears
+    it; an ended hand is no longer in progress."""
+    m = SimMech()
+    h = Hand("holdem", [1, 2, 3], 3, rng=SeededRandom(5), mech=m)
+    assert h.in_progress() and not h.can_resume() and h.stopped_command() is None
+    m.begin_step()
+    h.deal()
+    m.arm(F.LID_OPEN, 2)
+    m.begin_step()
+    with pytest.raises(MechanismFault):
+        h.street()
+    assert h.can_resume() and h.stopped_command() == ("street", 0, 0)
+    with pytest.raises(ShoeError, match="the street was stopped"):
+        h.deal()
+    m.begin_step()  # (the device's: a new step for the mechanism's counters)
+    h.street()
+    assert not h.can_resume() and h.stopped_command() is None and len(h.z.board) == 3
+    h.end()
+    assert not h.in_progress() and not h.can_resume()
+
+
 def test_the_virtual_shoe_waits_in_real_time_and_serves_the_link():
     import time
 

@@ -265,13 +265,13 @@ def test_the_pico_wires_every_button_of_the_panel():
                 spelled += [name for n in ast.walk(tree) if isinstance(n, ast.Tuple) and
                             [getattr(e, "value", None) for e in n.elts] == list(panel.BUTTONS)]
     assert spelled == ["base.py"], spelled
-    # the capability bits are wire.py's; hal/sim.py imports them, hal/rp2.py (built before wire
-    # loads) spells the one it brings
+    # the capability bits are protocol/caps.py's: wire.py serves them, hal/rp2.py (built
+    # before wire loads) imports the one it brings from there (tests/test_constants.py: no copy)
     with open(os.path.join(ROOT, "firmware", "hal", "rp2.py")) as f:
         tree = ast.parse(f.read())
-    caps = [n.value for n in tree.body if isinstance(n, ast.Assign) and
-            getattr(n.targets[0], "id", "") == "CAP_JOURNAL"]
-    assert caps and ast.literal_eval(caps[0]) == W.CAP_JOURNAL
+    caps = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "caps" and
+            [a.name for a in n.names] == ["CAP_JOURNAL"]]
+    assert caps and W.CAP_JOURNAL == 2
     with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
         signals = {s["name"] for s in json.load(f)["signals"]}
     assert {"btn_" + b for b in panel.BUTTONS} | {"floor_key", "buzzer_pwm"} <= signals

@@ -397,6 +397,20 @@ def test_an_action_out_of_turn_is_placed_as_the_shoe_applied_it(name, extra, wan
     assert list(state.stacks) == [end[str(s)] for s in (1, 2, 3, 4)]
 
 
+def exported_checked_down(scn, seats):
+    """The scenario's hand, its seats checking the three streets down: the payout's end stacks,
+    the PHH export as pokerkit loads it and pokerkit's state after replaying it."""
+    for _ in range(3):
+        scn["steps"] += [{"do": "street"}] + [{"do": "action", "seat": s, "kind": "check"}
+                                              for s in seats]
+    scn["steps"].append({"do": "end"})
+    rec = replay(scn)
+    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
+    end = payout.settle(rec)["stacks"]["end"]
+    hh, state, _ = replayed(phh.dumps(rec))
+    return end, hh, state
+
+
 @pytest.mark.parametrize("short_blind", ["full", "posted"])
 def test_a_short_all_in_big_blind_exports_what_pokerkit_can_replay(short_blind):
     """60 of a 100 big blind, seats 3 and 4 call and check it down. With the house's short_blind
@@ -410,14 +424,7 @@ def test_a_short_all_in_big_blind_exports_what_pokerkit_can_replay(short_blind):
     scn["house"]["short_blind"] = short_blind
     scn["steps"] = [{"do": "deal"}] + [{"do": "action", "seat": s, "kind": k} for s, k in (
         (3, "call"), (4, "call"), (1, "fold"))]
-    for _ in range(3):
-        scn["steps"] += [{"do": "street"}, {"do": "action", "seat": 3, "kind": "check"},
-                         {"do": "action", "seat": 4, "kind": "check"}]
-    scn["steps"].append({"do": "end"})
-    rec = replay(scn)
-    rec["config"] = {k: scn[k] for k in ("game", "seats", "button", "rules", "house")}
-    end = payout.settle(rec)["stacks"]["end"]
-    hh, state, _ = replayed(phh.dumps(rec))
+    end, hh, state = exported_checked_down(scn, (3, 4))
     notes = [n for n in hh.user_defined_fields["_notes"] if "short_blind" in n]
     theirs = list(state.stacks)
     if short_blind == "full":
@@ -430,6 +437,30 @@ def test_a_short_all_in_big_blind_exports_what_pokerkit_can_replay(short_blind):
     else:
         assert theirs == [end[str(s)] for s in (1, 2, 3, 4)] == [950, 0, 940, 1170]
         assert notes == []
+
+
+@pytest.mark.parametrize("name", ["56-fl-short-allin-completed-robert",
+                                  "56-fl-short-allin-raised-tda"])
+def test_a_limit_all_in_completed_is_named_in_the_notes(name):
+    """Robert's completion of a short limit all-in (40 over an all-in of 25 on a 20 bet) is no
+    action pokerkit can take: it raises to 45 whatever the export says. The export names it,
+    and pokerkit's stacks differ from the payout's by those 5 chips a caller; under TDA's
+    "raise" pokerkit replays to the payout."""
+    with open(os.path.join(SCENARIOS, name + ".json")) as f:
+        scn = json.load(f)
+    scn.pop("expect")
+    scn["steps"].append({"do": "action", "seat": 3, "kind": "call"})
+    end, hh, state = exported_checked_down(scn, (1, 2, 3, 5))
+    notes = [n for n in hh.user_defined_fields["_notes"] if "limit_short_allin" in n]
+    ours = [end[str(s)] for s in (1, 2, 3, 4, 5)]
+    if name.endswith("robert"):
+        assert ours == [960, 960, 960, 125, 1020] and list(state.stacks) != ours
+        assert notes == ["seat 5 completed the all-in wager to 40 (house limit_short_allin "
+                         "complete, RRoP Betting and raising 6); pokerkit raises a full bet over "
+                         "the all-in, to 45, so its stacks differ from the payout's "
+                         "(docs/phh.md)"]
+    else:
+        assert list(state.stacks) == ours == [955, 955, 955, 125, 1035] and notes == []
 
 
 @pytest.mark.parametrize("name, extra, want", [

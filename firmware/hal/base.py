@@ -4,7 +4,7 @@
 # Pico), hal/sim.py (the virtual shoe), tests/pyhal.py (the firmware in the tests' process).
 #
 #   attributes      clock (a Clock), store (hal.store.DirStore: the shoe's files), mech (the
-#                   mechanism: feed, burn, deal...), flash (the journal's block device, or None:
+#                   mechanism: feed, burn, deal...), flash (the journal's block device: BLOCK, PAGE; or None:
 #                   then journal_fault says why, and the shoe is locked), caps (the protocol's
 #                   capability bits the hardware brings: CAP_SIM, CAP_JOURNAL), device_id,
 #                   simulated (a simulator: seeds and sim commands are allowed), deck (the order
@@ -18,6 +18,12 @@
 #                   (idle, dealing, attention, locked). The defaults: a shoe without them.
 # Kept small: a Pico holds every imported module's bytecode in its heap.
 import time
+
+# The flash's geometry, in one place: Hal.flash is a block device of BLOCK-byte erase blocks
+# programmed in PAGE-byte pages (the RP2040's flash); the journal (journal.py) is laid out on
+# them, hal/reserve.py reserves littlefs's blocks of this size, hal/flashdev.py emulates it.
+BLOCK = 4096
+PAGE = 256
 
 # The front panel's buttons, in one place: presses() reports these names, hal/rp2wire.py wires
 # pin btn_<name> for each, panel.py runs each one's commands.

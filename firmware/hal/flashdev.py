@@ -4,9 +4,8 @@
 # the simulator and the tests. NOR semantics: erase sets every byte to 0xFF; programming can only
 # clear bits (new = old & data). They count operations, and can cut the power after the Nth
 # program or erase, optionally in the middle of a page (littlefs's own test method).
+from hal.base import BLOCK, PAGE
 
-BLOCK = 4096
-PAGE = 256
 ERASED = 0xFF
 ERASED_PAGE = b"\xff" * PAGE
 

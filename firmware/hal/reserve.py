@@ -26,7 +26,7 @@
 import os
 from array import array
 
-BLOCK = 4096
+from hal.base import BLOCK
 # The folder's name must be no module's: on the Pico the firmware's modules and this folder share
 # littlefs's root, which is on sys.path (""), and an import takes a folder before name.py or
 # name.mpy (py/builtinimport.c, stat_dir_or_file: a namespace package). Firmware 0.3.0 named it

@@ -54,6 +54,7 @@ except ImportError:  # MicroPython
 if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
+from caps import CAP_JOURNAL  # (not wire: it would stay through the pin map's peak at boot)
 from hal.rp2mech import (UsbPort, MechanismFault, ROSC_RANDOMBIT, WATCHDOG_CTRL_CLR,
                          WATCHDOG_ENABLE)
 from hal.stepper_pio import STEP_HZ, step_pulses
@@ -62,9 +63,6 @@ from hal.store import DirStore
 from journal import JOURNAL_BLOCKS
 from shoe.compat import release
 
-# wire.CAP_JOURNAL, spelled again: importing wire here holds it through the pin map's peak at boot
-# (tests/mp_rp2_test.py runs out of heap); tests/test_panel.py checks the two agree
-CAP_JOURNAL = 2
 LOG_LINES = 32
 BEEP_DUTY = 32768          # the piezo at 50 % (pinmap.json: buzzer)
 BEEP_OK_MS = 60
@@ -267,21 +265,26 @@ class Rp2Hal(Hal):
         if self.debug:
             print(msg)
 
+    # ---------------------------------------------------------------- for the wiring
+    # The closures the wired objects keep for good are made here, in the module that stays:
+    # hal/rp2wire.py is let go after power-up (a closure made there would hold its globals)
+    # and reaches these through the Hal it wires, without importing this module.
 
-def volts(adc, k):
-    """The motor supply's voltage, read (the mechanism's motor_volts; hal/rp2wire.py)."""
-    def read():
-        return adc.read_u16() * k
+    @staticmethod
+    def volts(adc, k):
+        """The motor supply's voltage, read (the mechanism's motor_volts)."""
+        def read():
+            return adc.read_u16() * k
 
-    return read
+        return read
 
+    @staticmethod
+    def restarter(sm, step):
+        """A stepper's restart of its state machine (hal.stepper_pio.Stepper)."""
+        def restart():
+            sm.init(step_pulses, freq=STEP_HZ, set_base=step)
 
-def restarter(sm, step):
-    """A stepper's restart of its state machine (hal.stepper_pio.Stepper; hal/rp2wire.py)."""
-    def restart():
-        sm.init(step_pulses, freq=STEP_HZ, set_base=step)
-
-    return restart
+        return restart
 
 
 def _rosc_bit():

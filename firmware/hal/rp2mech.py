@@ -42,12 +42,8 @@
 from crc import crc16
 from shoe import cards as C
 from shoe.faults import (MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT, READER_FAULT,
-                         DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR)
-
-ROUTE_OUT = 0
-ROUTE_BURN = 1
-ROUTE_REJECT = 2
-ROUTE_NAMES = ("output", "burn", "reject")
+                         DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR,
+                         ROUTE_REJECT)
 
 SILENT = -1      # Reader.read_card: no byte came back at all
 UNREADABLE = -2  # Reader.read_card: answers, but no card

@@ -2,7 +2,8 @@
 # pin, the PIO state machines, the UART, the PWMs and the ADC. Run once, then let go with the
 # pin map's loader (Rp2Hal.__init__): a Pico holds an imported module's bytecode in its heap.
 # Nothing made here may keep a reference to this module's functions: the closures the objects
-# keep (the motor's voltage, a stepper's restart) are made in hal/rp2.py.
+# keep (the motor's voltage, a stepper's restart) are the Hal's (Rp2Hal.volts, .restarter),
+# reached through the hal it wires: this module does not import hal/rp2.py (no cycle).
 import machine
 import rp2
 
@@ -14,9 +15,8 @@ if TYPE_CHECKING:
     from typing import Any  # noqa: F401  (type comments)
 
 from hal.base import BUTTONS
-from hal.rp2 import restarter, volts
-from hal.rp2mech import (Beam, Beams, Diverter, Mechanism, Reader, Timing, ROUTE_NAMES,
-                         ROUTE_REJECT)
+from hal.rp2mech import Beam, Beams, Diverter, Mechanism, Reader, Timing
+from shoe.faults import ROUTE_NAMES, ROUTE_REJECT
 from hal.stepper_pio import STEP_HZ, Stepper, step_pulses
 from hal.led_pio import LED_HZ, StatusLed, ws2812
 from hal.pinview import PinMap
@@ -69,7 +69,7 @@ def wire(hal, pinmap=None):
     ms = pm.motor_supply
     adc = machine.ADC(pm.gpio(ms.sense))
     k = 3.3 * (ms.divider_top_ohm + ms.divider_bottom_ohm) / ms.divider_bottom_ohm / 65535
-    args = (stepper, beams, reader, diverter, hal.clock, t, hal.tick, volts(adc, k), ms.min_v)
+    args = (stepper, beams, reader, diverter, hal.clock, t, hal.tick, hal.volts(adc, k), ms.min_v)
     cs = pm.carousel_stepper
     hal.carousel = None
     if cs.fitted:  # the shuffler: its own state machine, the index flag, the gate servo
@@ -117,7 +117,7 @@ def make_stepper(hal, sec, cruise, accel):
     sm = rp2.StateMachine(sec.pio_sm, step_pulses, freq=STEP_HZ, set_base=step)
     sm.active(1)
     stepper = Stepper(sm, dirp, en, hal.clock, cruise, accel, sec.max_steps_per_s,
-                      restarter(sm, step),
+                      hal.restarter(sm, step),
                       forward_level=pm.level(sec.dir), enable_level=pm.level(sec.enable))
     return stepper, sm
 

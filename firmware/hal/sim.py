@@ -13,7 +13,7 @@ from hal.base import Clock, Hal
 from hal.store import DirStore
 
 from journal import JOURNAL_BLOCKS
-from wire import CAP_JOURNAL, CAP_SIM
+from caps import CAP_JOURNAL, CAP_SIM
 
 LOG = "shoe.log"
 PANEL = "panel"  # the front panel's presses, written by the host's VirtualShoe.press

@@ -19,9 +19,7 @@
 #   reader_silent  the card stops at the reader, which answers neither the read nor the status
 #                  request (each tried reader.retries + 1 times, reader.timeout_ms each)
 from shoe.cards import UP
-from shoe.faults import JAM, EMPTY, LID_OPEN, READER_SILENT
-
-ROUTE_BURN = 1
+from shoe.faults import JAM, EMPTY, LID_OPEN, READER_SILENT, ROUTE_BURN
 
 DOUBLE_FEED = "double_feed"
 FOREIGN = "foreign"

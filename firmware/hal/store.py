@@ -3,6 +3,8 @@
 # flash area (journal.py). write() is atomic: a new file is renamed over the old one.
 import os
 
+KEY_FILE = "device.key"  # the shoe's key (session.py; integrity.py checks the manifest with it)
+
 
 class DirStore:
     def __init__(self, folder="."):

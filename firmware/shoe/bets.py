@@ -37,7 +37,7 @@ class Bets:
         b = B.Betting(h.kind, h.seats, h.button, self.cfg, self.stacks, h.rules, h.house,
                       h.draws, opener)
         for s in h.seats:  # seats the dealing procedures killed take no part
-            if (s in self.dead or not self.replaying and not h.live(s) and h.state[s]) and \
+            if (s in self.dead or not self.replaying and not h.live(s) and h.seat_states[s]) and \
                     b.live(s):
                 b.folded[s] = 1
         return b
@@ -90,7 +90,7 @@ class Bets:
 
     def _opener(self, r):
         h = self.hand
-        live = [s for s in h.order if h.live(s)]
+        live = [s for s in h.deal_order if h.live(s)]
         razz = h.game == "razz"
         best = None
         key = None

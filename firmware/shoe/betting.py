@@ -25,7 +25,7 @@ CAP = const(4)            # fixed limit: a bet and three raises (TDA 48, RRoP)
 # the actions a seat reports; "bringin" is stud's forced first action (or its completion)
 KINDS = ("fold", "check", "call", "bet", "raise", "complete", "bringin", "allin")
 
-# the betting's house settings (reopen_limit, cap_heads_up, straddle, blind_before_ante,
+# the betting's house settings (reopen_limit, limit_short_allin, cap_heads_up, straddle, blind_before_ante,
 # pl_full_blinds, under_raise, out_of_turn, excess_chips, no_chips) are rows of
 # shoe.house.SETTINGS
 
@@ -244,6 +244,8 @@ class Betting:
         self.round = 0
         self.high = 0
         self.full = 0         # the last full bet or raise this round (the minimum raise)
+        self.level = 0        # the total of the last full wager (blind, bet, raise) this round
+        self.completions = []  # (round, seat, to, over): short all-ins completed (RRoP 6)
         self.nbets = 0        # bets and raises this round (fixed-limit cap)
         self.to_act = None
         self.closed = False   # this round's betting is complete
@@ -329,7 +331,7 @@ class Betting:
             if self.kind == G.STUD and self.high < self.cfg["small_bet"] and self.round == 0:
                 low = self.cfg["small_bet"]  # the completion
             else:
-                low = self.high + self.bet_size()
+                low = (self.level if self._completes_short() else self.high) + self.bet_size()
             return (min(low, top), min(low, top))
         if self.high == 0:
             low = self.min_bet()
@@ -374,6 +376,17 @@ class Betting:
             out["bet" if self.high == 0 else ("complete" if self._is_completion() else
                                                "raise")] = r
         return out
+
+    def _completes_short(self):
+        """House limit_short_allin "complete" (RRoP Betting and raising 6): in fixed limit, a
+        seat facing all-ins that add less than half a bet to the last full wager may complete
+        it: the raise is to that wager plus one bet, not one bet over the all-ins. (Half a bet
+        or more is treated as a full bet: the raise is one bet over it, as under "raise".)"""
+        if self.structure != FL or self.house["limit_short_allin"] != "complete" or \
+                self.bring_in or self._is_completion():
+            return False
+        short = self.high - self.level
+        return 0 < short and 2 * short < self.bet_size()
 
     def _is_completion(self):
         return self.kind == G.STUD and self.round == 0 and self.high < self.cfg["small_bet"]
@@ -432,6 +445,7 @@ class Betting:
             # minimum raise is over it (RRoP No-limit 2: a bet is at least the big blind; the
             # TDA's conventional ruling); "posted": called for what was posted (pokerkit's way)
             self.high = max(self.high, forced[-1])
+        self.level = self.high
         # the minimum raise: the big blind, or the last straddle (it plays as the big blind)
         self.full = max(forced[-1], self.min_bet())
         self.nbets = 1 + len(cfg["straddles"])
@@ -510,6 +524,7 @@ class Betting:
                             "showing")
         self.round += 1
         self.high = 0
+        self.level = 0
         self.nbets = 0
         self.full = self.min_bet()
         self.closed = False
@@ -674,6 +689,10 @@ class Betting:
             raise_by = to - self.high
             if self.bring_in or self._is_completion():
                 full = to >= self.cfg["small_bet"]
+            elif self._completes_short():
+                full = to >= self.level + self.bet_size()
+                if full:  # what a full bet over the all-ins would have been
+                    self.completions.append((self.round, s, to, self.high + self.bet_size()))
             elif self.structure == FL:
                 size = self.bet_size()
                 full = raise_by >= size or (self.house["reopen_limit"] == "half" and
@@ -684,6 +703,7 @@ class Betting:
             if full:
                 if self.structure != FL:
                     self.full = max(self.full, raise_by)
+                self.level = to
                 self.nbets += 1
                 for t in self.seats:  # a full bet or raise reopens the betting for everyone
                     self.acted[t] = -1

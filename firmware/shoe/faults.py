@@ -1,3 +1,7 @@
+# What the engine and both hardware faces (hal/rp2mech.py on the Pico, hal/simmech.py in the
+# simulator) share of the mechanism, in one place: where a feed sends its card (ROUTE_*) and how
+# it stops (the stopping faults and their timing figures).
+#
 # Stopping faults: the mechanism (or the random source) stopped safe and the operator must act.
 # One table for everyone: both hardware layers raise MechanismFault with these kinds
 # (hal/rp2mech.py on the Pico, hal/simmech.py in the simulator), the engine logs a fault entry
@@ -6,6 +10,15 @@
 # Row: (code, kind, what the operator does). The code is the fault event's first byte: append
 # new rows, never renumber.
 from shoe.compat import const
+
+# Where the mechanism sends a card it feeds (Mechanism.feed(route)): the engine asks for a route
+# (shoe/hand.py), each face sets its diverter by it. The numbers index the pin map's
+# diverter.pulse_us in ROUTE_NAMES' order (hal/rp2wire.py; the carousel's fourth position is
+# hal.carousel_rp2.ROUTE_SHUFFLE).
+ROUTE_OUT = const(0)     # to the table (a seat, the board)
+ROUTE_BURN = const(1)    # to the burn pocket
+ROUTE_REJECT = const(2)  # to the reject bin (a card nobody read, an extra of a double feed)
+ROUTE_NAMES = ("output", "burn", "reject")
 
 FAULTS = (
     (1, "jam", "open the lid, clear the card path, put the card back under the stack (it is "

@@ -6,50 +6,16 @@ from shoe import cards as C
 from shoe import games as G
 from shoe import house as H
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.faults import MechanismFault
+from shoe.faults import MechanismFault, ROUTE_OUT, ROUTE_BURN
+from shoe.progress import (  # noqa: F401 (the status values: the hand's users take them here)
+    B_DONE, B_NOBURN, B_NOBURN_SEEN, B_OWED, COMPLETE, CTX_BURN, CTX_DEAL, CTX_DRAW, CTX_FLOP,
+    CTX_FLOPBURN, CTX_REPLACE, CTX_STREET, DEALING, LEDGER, MISDEAL, DO_DEAL, DO_DRAW, DO_STREET,
+    P_BURN, P_CARDS, P_DEAL, P_DRAW, P_DRAWBURN, STATUS_NAMES, Step, VOID)
 from shoe.rng import cut
 from shoe.shuffler import Plan
 from shoe.zones import (Zones, STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, NOWHERE,
                         OP_SHUFFLE, OP_CUT, OP_PROC, OP_ACTION, OP_STATUS, OP_FAULT,
                         MIX_STUB)
-
-# status
-DEALING = const(0)
-COMPLETE = const(1)
-MISDEAL = const(2)
-VOID = const(3)
-STATUS_NAMES = ("dealing", "complete", "misdeal", "void")
-
-# mechanism routes
-ROUTE_OUT = const(0)
-ROUTE_BURN = const(1)
-
-# feed contexts: what an extra card means depends on where it came out
-CTX_DEAL = const(0)      # initial deal
-CTX_BURN = const(1)      # a burn
-CTX_FLOPBURN = const(2)  # the flop's burn
-CTX_FLOP = const(3)      # a flop card
-CTX_STREET = const(4)    # turn, river, stud street, community card
-CTX_DRAW = const(5)      # a draw
-CTX_REPLACE = const(6)   # a replacement card
-
-# dealing steps under way (Step.kind)
-P_DEAL = const(1)
-P_BURN = const(2)
-P_CARDS = const(3)
-P_DRAW = const(4)
-P_DRAWBURN = const(5)
-
-# The burn ledger (Hand.burn_for): what each street owes the burns, street n (1-based: the flop,
-# 4th street or the first draw) at index n. Every procedure reads and writes it through
-# _burn, _burned, _keep_for_burn and _settle, and no reshuffle touches it (Rule 38: one and only
-# one card is burned for each street, whatever happens between).
-B_OWED = const(0xff)      # the street burns the top of the stub
-B_NOBURN = const(0xfd)    # the flop's burn went to the board, noticed at once (settled after it)
-B_NOBURN_SEEN = const(0xfc)  # the same, noticed only after the flop was turned (exposed)
-B_DONE = const(0x80)      # | card: the street's burn is taken (that card); it takes no other
-# a value below 64 is a card kept aside as that street's burn (a reserved burn)
-LEDGER = const(8)         # streets 1..7 (the most a game has is 4: room for kept cards after)
 
 # seat states
 LIVE = const(1)
@@ -58,27 +24,6 @@ DEAD = const(3)
 
 ACTIONS = ("check", "call", "bet", "raise", "fold", "allin", "complete", "bringin")
 CHIPS = (False, True, True, True, False, True, True, True)
-
-# operations that deal, as (name, a, b): what a stopping fault interrupts (Step.stopped)
-_DEAL = ("deal", 0, 0)
-_STREET = ("street", 0, 0)
-_DRAW = ("draw", 0, 0)
-_PREMATURE = ("premature", 0, 0)  # never interrupted itself: refused while another one is
-
-
-class Step:
-    """The hand's step in progress, one record (was five attributes of Hand): kind, a dealing
-    step under way (P_*, 0 none: what a power cut interrupts; the snapshot keeps kind and
-    want); want, its target (initial cards dealt, or the board's length); owed, (dest, up,
-    ctx) cards a procedure still has to deal; doing, the operation under way as (name, a, b);
-    stopped, the operation a stopping fault stopped (repeat it to go on), or None."""
-
-    def __init__(self):
-        self.kind = 0
-        self.want = 0
-        self.owed = []
-        self.doing = None
-        self.stopped = None
 
 
 class Hand:
@@ -110,13 +55,13 @@ class Hand:
         self.draws = draws
         self.button = button
         self.seats = seats
-        self.order = _deal_order(seats, button if kind != G.STUD else 0)
+        self.deal_order = _deal_order(seats, button if kind != G.STUD else 0)
         self.rng = rng
         self.mech = mech
         self.z = Zones(deck, seats)
-        self.state = bytearray(G.SEAT_MAX + 1)
+        self.seat_states = bytearray(G.SEAT_MAX + 1)
         for s in seats:
-            self.state[s] = LIVE
+            self.seat_states[s] = LIVE
         self.status = DEALING
         self.reason = None
         self.reason_num = None
@@ -151,10 +96,10 @@ class Hand:
     # ---------------------------------------------------------------- queries
 
     def live(self, seat):
-        return self.state[seat] == LIVE
+        return self.seat_states[seat] == LIVE
 
     def live_seats(self):
-        return [s for s in self.order if self.state[s] == LIVE]
+        return [s for s in self.deal_order if self.seat_states[s] == LIVE]
 
     def window_open(self):
         """The misdeal window (TDA 36 substantial action, or Robert's two actions)."""
@@ -172,6 +117,25 @@ class Hand:
 
     def streets_done(self):
         return self.draw_round if self.kind == G.DRAW else self.nstreet
+
+    # What the table may do next, asked by the front panel (panel.py), the device and the
+    # scenario runner instead of reading the step record (pokerkit's can_* style).
+
+    def in_progress(self):
+        """The hand is being dealt (not complete, misdealt or void)."""
+        return self.status == DEALING
+
+    def can_resume(self):
+        """True while an operation a stopping fault stopped waits to be finished: the same
+        command again finishes it (the mechanism goes on counting its cards), and every other
+        dealing command is refused until then."""
+        return self.step.stopped is not None
+
+    def stopped_command(self):
+        """The command that finishes what a stopping fault stopped, as (name, a, b): "deal",
+        "street", "draw", "premature", or "report" with the seat and the card (1-based) whose
+        replacement was stopped; None when nothing waits (can_resume() is False)."""
+        return self.step.stopped
 
     # ---------------------------------------------------------------- checks
 
@@ -207,9 +171,9 @@ class Hand:
         """The initial deal, or only the next `count` cards of it. A deal a power cut
         interrupted is finished first (to the target it had)."""
         self._check_dealing()
-        again = self._again(_DEAL)
+        again = self._again(DO_DEAL)
         if self.step.kind == P_DEAL or again:
-            self._start(_DEAL)
+            self._start(DO_DEAL)
             self.last_street = None
             self._continue()
             return
@@ -220,7 +184,7 @@ class Hand:
             if not isinstance(count, int) or isinstance(count, bool) or not (
                     1 <= count <= remaining):
                 raise ShoeError(E_ARG, "cards must be 1..%d, not %r" % (remaining, count))
-        self._start(_DEAL)
+        self._start(DO_DEAL)
         self.last_street = None
         self.step.want = self.initial_done + (remaining if count is None else count)
         self.step.kind = P_DEAL
@@ -237,19 +201,19 @@ class Hand:
         self._check_dealing()
         if self.kind == G.DRAW:
             raise ShoeError(E_STATE, "%s has draw rounds, not streets" % self.game)
-        again = self._again(_STREET)
+        again = self._again(DO_STREET)
         if self.step.kind in (P_BURN, P_CARDS):  # a street a power cut or a fault interrupted
-            self._start(_STREET)
+            self._start(DO_STREET)
             if self.last_street is None:
                 self.last_street = []
             self._finish_street()
             return
         if again:  # the street is out; a procedure after it still owes cards
-            self._start(_STREET)
+            self._start(DO_STREET)
             self._continue()
             return
         self._check_street()
-        self._start(_STREET)
+        self._start(DO_STREET)
         self.window_closed = True
         self.nstreet += 1
         self.last_street = []
@@ -265,7 +229,7 @@ class Hand:
         self._check_dealing()
         if self.kind != G.DRAW:
             raise ShoeError(E_STATE, "%s has no draw" % self.game)
-        self._again(_DRAW)
+        self._again(DO_DRAW)
         resuming = self.step.kind in (P_DRAWBURN, P_DRAW)
         if not resuming:
             self._check_street()
@@ -284,7 +248,7 @@ class Hand:
                 if (code not in held and not thrown) or code in seen:
                     raise ShoeError(E_ARG, "seat %d does not hold %s" % (seat, C.name(code)))
                 seen.append(code)
-        self._start(_DRAW)
+        self._start(DO_DRAW)
         self.last_street = None
         if not resuming:
             self.window_closed = True
@@ -294,8 +258,8 @@ class Hand:
             if self._burn(CTX_BURN) < 0:
                 return
             self.step.kind = P_DRAW
-        for seat in self.order:
-            if self.state[seat] != LIVE or seat not in discards:
+        for seat in self.deal_order:
+            if self.seat_states[seat] != LIVE or seat not in discards:
                 continue
             for code in discards[seat]:
                 if self.z.where[code] == SEAT0 + seat:
@@ -360,9 +324,9 @@ class Hand:
             self.n_actions += 1
             if CHIPS[k]:
                 self.n_chips += 1
-        if kind == "fold" and self.state[seat] == LIVE:
+        if kind == "fold" and self.seat_states[seat] == LIVE:
             self._kill(seat, FOLDED)
-        if self.bets is not None and self.state[seat] != DEAD:  # (a dead hand: folded)
+        if self.bets is not None and self.seat_states[seat] != DEAD:  # (a dead hand: folded)
             self.bets.act(seat, kind, amount, oot)
             if pid is not None:
                 self.bets.chips_done(seat, pid, to_pot)
@@ -406,16 +370,16 @@ class Hand:
     # ---------------------------------------------------------------- dealing
 
     def _initial_slot(self, i):
-        n = len(self.order)
+        n = len(self.deal_order)
         rnd = i // n
-        seat = self.order[i - rnd * n]
+        seat = self.deal_order[i - rnd * n]
         up = self.kind == G.STUD and G.STUD_DEAL_UP[rnd] and seat not in self.down3
         return seat, up
 
     def _deal_initial(self, end):
         while self.initial_done < end:
             seat, up = self._initial_slot(self.initial_done)
-            if self.state[seat] != LIVE:
+            if self.seat_states[seat] != LIVE:
                 self.initial_done += 1
                 continue
             r = self._dispense(SEAT0 + seat, up, CTX_DEAL)
@@ -473,8 +437,8 @@ class Hand:
                     return
         else:
             up = G.STUD_STREETS[s - 1]
-            for seat in self.order:
-                if self.state[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
+            for seat in self.deal_order:
+                if self.seat_states[seat] == LIVE and len(self.z.seats[seat]) < 3 + s:
                     if self._fill(SEAT0 + seat, up, CTX_STREET) < 0:
                         return
         self.step.kind = 0
@@ -628,10 +592,10 @@ class Hand:
         only_button = self.kind != G.STUD
         for i in range(self.initial_done, self.initial_total):
             seat, _ = self._initial_slot(i)
-            if seat != self.order[-1]:
+            if seat != self.deal_order[-1]:
                 only_button = False
         if only_button:
-            button = self.order[-1]
+            button = self.deal_order[-1]
             if actor == button:
                 self._proc("button-dead", button)
                 self._kill(button, DEAD)
@@ -709,7 +673,7 @@ class Hand:
         held = self.z.seats[seat]
         while held:
             self.z.move(held[0] & C.CODE, MUCK)
-        self.state[seat] = state
+        self.seat_states[seat] = state
         if state == DEAD and self.bets is not None:  # a procedure killed it: out of the betting
             self.bets.kill(seat)
 

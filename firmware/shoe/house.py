@@ -38,6 +38,8 @@ SETTINGS = (
     # configuration, not settings)
     ("reopen_limit", "half", "half", ("half", "full"),
      "TDA 47-B / RRoP: in fixed limit an all-in of half a bet or more reopens the betting"),
+    ("limit_short_allin", "raise", "complete", ("raise", "complete"),
+     "RRoP Betting and raising 6 (TDA silent): in fixed limit, facing an all-in of less than half a bet, the next raise completes the wager (a 20 bet, all in for 25: to 40) or is a full bet over it (to 45)"),
     ("cap_heads_up", "capped", "uncapped", ("capped", "uncapped"),
      "TDA 48 / RRoP Limit 6: the raise cap still applies when two players are left"),
     ("straddle", "off", "on", ("off", "on"),

@@ -7,8 +7,8 @@
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG, E_STATE
-from shoe.hand import (MISDEAL, CTX_DEAL, CTX_BURN, CTX_FLOPBURN, CTX_FLOP, CTX_STREET,
-                       CTX_REPLACE, B_DONE, B_OWED, B_NOBURN_SEEN, P_BURN, _PREMATURE)
+from shoe.progress import (MISDEAL, CTX_DEAL, CTX_BURN, CTX_FLOPBURN, CTX_FLOP, CTX_STREET,
+                           CTX_REPLACE, B_DONE, B_OWED, B_NOBURN_SEEN, P_BURN, DO_PREMATURE)
 from shoe.zones import (STUB, BOARD, BURNS, MUCK, ASIDE, SEAT0, OP_PICK, OP_MOVE, MIX_STUB,
                         MIX_MUCK, MIX_BURNS)
 
@@ -48,7 +48,7 @@ def expose(h, seat, index):
 def premature(h):
     """The cards of the last street step were dealt before betting had finished (RP-5)."""
     h._check_dealing()
-    h._again(_PREMATURE)
+    h._again(DO_PREMATURE)
     if h.last_street is None or h.kind == G.DRAW:
         raise ShoeError(E_STATE, "premature applies only right after a street is dealt")
     cards = h.last_street

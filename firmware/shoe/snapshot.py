@@ -24,7 +24,7 @@ def image(hand):
         img[10 + i] = min(255, int(getattr(hand, _SMALL[i])))
     img[15] = 255 if hand.reason_num is None else hand.reason_num
     img[16:24] = hand.burn_for  # the burn ledger: what each street owes the burns
-    img[24:35] = hand.state
+    img[24:35] = hand.seat_states
     for name, at, cap in _LISTS:
         items = getattr(hand, name)
         if len(items) > cap:
@@ -59,7 +59,7 @@ def apply_image(hand, img):
 
         hand.reason = P.text(img[15])
     hand.burn_for = bytearray(img[16:24])
-    hand.state = bytearray(img[24:35])
+    hand.seat_states = bytearray(img[24:35])
     for name, at, cap in _LISTS:
         setattr(hand, name, list(img[at + 1:at + 1 + img[at]]))
     hand.last_street = None if img[75] == 255 else list(img[76:76 + img[75]])

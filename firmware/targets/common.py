@@ -19,6 +19,7 @@ module("journal.py")
 module("journalread.py")  # the journal read back: at power-up and for history, resume, verify
 module("journalrec.py")  # the journal's record format (journal.py and journalread.py)
 module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
+module("caps.py")  # the protocol's capability bits (the hardware faces bring theirs)
 module("recorder.py")
 module("audit.py")
 module("panel.py")

@@ -509,27 +509,63 @@ def _row_text(row):
                             "(%s)" % ", ".join(names) if names else "")
 
 
+def _flag_names(bits, table):
+    """A command's flags as text, named by a catalogue's "flags" table ([bit, name] rows)."""
+    names = [name for bit, name in table if bits & bit]
+    rest = bits & ~sum(bit for bit, _name in table)
+    return ", ".join(names + (["0x%x" % rest] if rest else [])) or "none"
+
+
+def _command_text(row, table):
+    """A catalogue's command row [id, name, role, flags] as "role table, flags deals, play"."""
+    return "role %s, flags %s" % (row[2], _flag_names(row[3], table))
+
+
+def _refuse(firmware, what, theirs, ours):
+    raise UserError(
+        "the shoe's firmware %s does not match this host for %s: the shoe has %s, this host "
+        "%s" % (firmware, what, theirs, ours),
+        hint="deploy the firmware matching this host to the shoe (facedown deploy), or use "
+             "the facedown release that matches firmware %s" % firmware)
+
+
 def check_catalogue(served, firmware="?"):
-    """Klipper's format check: every command this host sends (its arguments and its reply) and
-    every event kind it decodes must be the same in the shoe's served catalogue: the same id,
-    format and field names. A shoe that lacks one, or has it otherwise, is refused with one
-    line naming the first that differs (a command the host does not know is no matter)."""
+    """Klipper's format check: every command this host sends (its arguments and its reply, its
+    role and its flags) and every event kind it decodes must be the same in the shoe's served
+    catalogue: the same id, format and field names, the same role and flags. A shoe that lacks
+    one, or has it otherwise, is refused with one line naming the first that differs and what
+    differs (a command the host does not know is no matter)."""
     theirs = {}
     for row in served.get("messages") or ():
         theirs[(row[1], row[2])] = row
-    for row in json.loads(W.catalogue_json())["messages"]:
+    own = json.loads(W.catalogue_json())
+    for row in own["messages"]:
         name, way = row[1], row[2]
         other = theirs.get((name, way))
         if other is not None and list(other[:1]) + list(other[3:5]) == [row[0]] + row[3:5]:
             continue
         what = {"cmd": "the command %s" % name, "reply": "the reply to %s" % name,
                 "event": "the event %s" % name}[way]
-        raise UserError(
-            "the shoe's firmware %s does not match this host for %s: the shoe has %s, this "
-            "host %s" % (firmware, what, _row_text(other) if other else "none",
-                         _row_text(row).strip()),
-            hint="deploy the firmware matching this host to the shoe (facedown deploy), or "
-                 "use the facedown release that matches firmware %s" % firmware)
+        _refuse(firmware, what, _row_text(other) if other else "none", _row_text(row).strip())
+    # the role a command needs and what its flags say (read-only, deals, play, simulator
+    # only, moves cards, timed): the host classifies its replies and refusals by them
+    served_flags = served.get("flags") or own["flags"]
+    commands = {row[1]: row for row in served.get("commands") or ()}
+    for row in own["commands"]:
+        other = commands.get(row[1])
+        if other is not None and list(other[:4]) == row[:4]:
+            continue
+        ours = _command_text(row, own["flags"])
+        if other is None:
+            mine = "no role or flags for it"
+        elif other[0] != row[0]:
+            mine, ours = "id %d" % other[0], "id %d" % row[0]
+        elif other[2] != row[2]:
+            mine, ours = "role %s" % other[2], "role %s" % row[2]
+        else:
+            mine = "flags %s" % _flag_names(other[3], served_flags)
+            ours = "flags %s" % _flag_names(row[3], own["flags"])
+        _refuse(firmware, "the command %s" % row[1], mine, ours)
 
 
 def connect(port, key=None, role="maintenance", backlog=False, cls=Client, stored=False,

@@ -36,8 +36,8 @@ class _RecordHand:
             raise UserError("the record's house settings: %s" % e)
         self.seats = sorted(int(s) for s in config.get("seats") or record["seats"])
         self.button = record.get("button", config.get("button"))
-        self.order = self.seats  # stud's deal order: from the lowest seat
-        self.state = bytearray(fw.games.SEAT_MAX + 1)
+        self.deal_order = self.seats  # stud's deal order: from the lowest seat
+        self.seat_states = bytearray(fw.games.SEAT_MAX + 1)
         self.bets = None
         cards = fw.cards
 

@@ -848,6 +848,10 @@ def _chips_notes(record):
     b = replay(record, record["config"])
     notes = ["seat %d's ante includes %d chip(s) it left in the pot as dead money (no bet: PHH "
              "has no action for it)" % (s, n) for s, n in sorted(_dead_money(b).items())]
+    notes += ["seat %d completed the all-in wager to %d (house limit_short_allin complete, RRoP "
+              "Betting and raising 6); pokerkit raises a full bet over the all-in, to %d, so "
+              "its stacks differ from the payout's (docs/phh.md)" % (seat, to, over)
+              for _, seat, to, over in b.completions]
     if b.house["short_blind"] != "full":
         return notes
     nominal = dict(b.blind_seats)

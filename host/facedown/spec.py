@@ -21,8 +21,8 @@ SPEC_BEGIN = "<!-- messages -->"
 SPEC_END = "<!-- /messages -->"
 
 # command name -> (what its arguments do, what its reply holds): the text after the field names
-COMMANDS = {'identify': ('read the catalogue document (JSON: protocol version, this table, error codes, '
-              'capabilities) from this byte offset. The first command of a session. Its id, its '
+COMMANDS = {'identify': ('read the catalogue document (JSON: protocol version, this table with each '
+              'command\'s role and flags, error codes, capabilities) from this byte offset. The first command of a session. Its id, its '
               'argument and the first field of its reply are the same in every protocol version',
               'capabilities is the CAP_* bitmask; chunk is the document from offset on, as much '
               'as fits the frame; the host concatenates chunks until an empty one'),
