@@ -14,7 +14,6 @@ from events import Events
 from journal import Journal
 from play import Play, CommandError, HELD_HANDS, _ends_hand, _entropy_error, _entropy_text, \
     _entropy_why, _logged, dealing  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
-from recorder import Recorder
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG
@@ -98,9 +97,20 @@ class Device(Events, Play):
 
             flash = RamFlash(2)
         self.journal = Journal(flash)
-        self.rec = Recorder(self.journal)
+        self._rec = None        # the recorder, made with the first hand (rec)
         self.mech.before = self._before_feed
         _on_demand(self, "restore")  # the power-up (rare.py)
+
+    @property
+    def rec(self):
+        """The recorder between the hand and the journal, made (recorder.py imported) the
+        first time a hand needs it: a new hand, the power-up's restore of one, a commit; a
+        shoe that has dealt nothing since power-up does not hold it."""
+        if self._rec is None:
+            from recorder import Recorder
+
+            self._rec = Recorder(self.journal)
+        return self._rec
 
     def run(self, seq, body, ftype=wire.CMD):
         """One CMD (or ACMD) frame's body -> its REPLY body. A retried seq gets the reply it had

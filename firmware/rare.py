@@ -14,7 +14,6 @@ import wire
 from version import VERSION as FIRMWARE_VERSION
 from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why, dealing
 from journal import CONFIG_MAX
-from recorder import rebuild, deliver
 from shoe import cards as C
 from shoe import faults as F
 from shoe import games as G
@@ -234,6 +233,8 @@ def restore(dev):
             raise
         dev.hal.log("random source: %s" % e)
         rng = _NoRandom()
+    from recorder import rebuild  # (with a hand only: the device's recorder keeps it loaded)
+
     try:
         hand = rebuild(oh, rng, dev.mech)
     except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
@@ -297,4 +298,6 @@ def recover(dev, card):
 
 
 def _deliver(dev, cards):
+    from recorder import deliver
+
     deliver(dev.mech, dev.hand, cards)
