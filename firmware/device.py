@@ -403,12 +403,6 @@ class Device(Events, Play):
     def _key_switch(self):
         return self.hal.maintenance_switch()
 
-    def cmd_challenge(self, role):
-        return self.sessions.cmd_challenge(role)
-
-    def cmd_login(self, nonce, proof, time):
-        return self.sessions.cmd_login(nonce, proof, time)
-
     def cmd_logout(self):
         self.sessions.logout()
         return ()
@@ -443,10 +437,13 @@ class Device(Events, Play):
 
 
 def _on_demand(dev, name, args=()):
-    """A handler not resident: a module of its own name (_OWN_MODULE), else rare.py's function
-    of that name. The module is imported for the call and let go after it (a Pico holds a
+    """A handler not resident: a function in a module of its own (_OWN_MODULE), else rare.py's
+    function of that name. The module is imported for the call and let go after it (a Pico holds a
     module's bytecode in its heap), so a hand never pays for it."""
-    module = name if name in _OWN_MODULE else "rare"
+    module = "rare"
+    for command, own in _OWN_MODULE:
+        if command == name:
+            module = own
     mod = __import__(module)
     try:
         fn = getattr(mod, name, None)
@@ -457,7 +454,8 @@ def _on_demand(dev, name, args=()):
         release(module)
 
 
-_OWN_MODULE = ("history",)  # commands with a module of their own (history.py)
+# commands with a module of their own: history (history.py), challenge and login (login.py)
+_OWN_MODULE = (("history", "history"), ("challenge", "login"), ("login", "login"))
 
 
 def _flags(body):

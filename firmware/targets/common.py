@@ -13,7 +13,8 @@ module("version.py")  # the release's version (identify)
 module("rare.py")  # the device's rare paths, imported on demand
 module("history.py")  # the history command, imported on demand
 module("link.py")
-module("session.py")
+module("session.py")  # the sessions: each ACMD checked
+module("login.py")  # the challenge and login commands, imported on demand
 module("integrity.py")
 module("journal.py")
 module("journalread.py")  # the journal read back: at power-up and for history, resume, verify
