@@ -21,6 +21,7 @@ module("journalread.py")  # the journal read back: at power-up and for history, 
 module("journalrec.py")  # the journal's record format (journal.py and journalread.py)
 module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
 module("caps.py")  # the protocol's capability bits (the hardware faces bring theirs)
+module("catalogue.py")  # protocol/catalogue.py: identify's catalogue, imported on demand
 module("recorder.py")
 module("audit.py")
 module("panel.py")
