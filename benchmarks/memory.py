@@ -236,6 +236,8 @@ try:
         cmd("history", dev.hand_no, 0)
         hands.append(PEAK[0])
     OUT["hand_peaks"] = hands
+    # the modules the hands loaded and kept (the engine's table loads with the first hand)
+    OUT["hand_modules"] = [m for m in sys.modules if m not in OUT["modules"]]
     OUT["after"] = live()
     OUT["events"] = dev.event_next - 1
     OUT["bytes_sent"] = port.sent
@@ -650,9 +652,10 @@ def main():
             print("  the Pico's face could not be booted: %s" % hal.get("error"))
         print()
         print("Pico estimate (the Pico's face at boot, modules x%.2f and state x%.1f .. x%.1f; "
-              "a hand adds what it adds here, state x%.1f .. x%.1f):" % (
-                  est["imports64"] / est["imports32"], est["state_ratio"][1],
-                  est["state_ratio"][0], est["state_ratio"][1], est["state_ratio"][0]))
+              "a hand adds what it adds here: the modules it loads ~%s, the rest x%.1f .. x%.1f):"
+              % (est["imports64"] / est["imports32"], est["state_ratio"][1],
+                 est["state_ratio"][0], kb(est["hand_modules32"]), est["state_ratio"][1],
+                 est["state_ratio"][0]))
         rows = [("after boot", est["boot32"]), ("hand peak", est["peak32"])]
         if "smallest32" in est:
             rows.append(("needs (heap)", est["smallest32"]))
@@ -753,7 +756,10 @@ def estimate(ref, sizes, pico, minimum, rom=None):
     their heap halved, the state (Device, Link, buffers) x1.5 .. x2 smaller (pointer structures
     measure x2.0, byte buffers x1.0). A hand adds what it adds to the simulator's face here
     (ref: the engine, journal and link are the same code; the hardware layer's state per card
-    is a few integers), at the state's ratio; so does the headroom the smallest heap needed."""
+    is a few integers), at the state's ratio, but for the modules it loads (the engine's
+    table loads with the first hand: firmware/play.py), whose heap here is taken as the
+    simulator face's per .mpy byte and converted as modules; so does the headroom the smallest
+    heap needed, at the state's ratio."""
     if "boot" not in ref or "structures" not in ref or "boot" not in pico:
         return None
     hi, lo = 2.0, 1.5
@@ -764,11 +770,16 @@ def estimate(ref, sizes, pico, minimum, rom=None):
     peak = max(ref["hand_peaks"]) if ref.get("ok") else ref["boot"]
     hand = peak - ref["boot"]
     sim_mpy = mpy_bytes(ref.get("modules", []), sizes)
+    hand_mpy = mpy_bytes(ref.get("hand_modules", []), sizes)
+    hand_mods64 = min(hand, hand_mpy * ref["imports"] / sim_mpy) if sim_mpy else 0
+    hand_mods32 = to32(hand_mods64, hand_mpy)
+    rest = hand - hand_mods64
     out = {"structures": ref["structures"], "imported_mpy": imported,
            "imports64": pico["imports"], "imports32": imports32, "sim_mpy": sim_mpy,
            "sim_imports64": ref["imports"], "sim_imports32": to32(ref["imports"], sim_mpy),
            "state_ratio": (hi, lo), "boot32": boot32,
-           "peak32": (boot32[0] + hand / hi, boot32[1] + hand / lo)}
+           "hand_modules64": hand_mods64, "hand_modules32": hand_mods32,
+           "peak32": (boot32[0] + hand_mods32 + rest / hi, boot32[1] + hand_mods32 + rest / lo)}
     room = minimum * 1024 - peak if minimum else None  # the headroom it needed above it here
     if room is not None:
         out["smallest32"] = (out["peak32"][0] + room / hi, out["peak32"][1] + room / lo)
@@ -776,10 +787,11 @@ def estimate(ref, sizes, pico, minimum, rom=None):
         # modules executed in place: what they leave on the heap (module and function objects,
         # qstr pools) is pointers and halves; their bytecode stays in flash
         r32 = rom["imports"] / 2.0
+        rom_hand = max(0, hand_mods64 - hand_mpy) / 2.0  # the hand's modules, run in place
         state = rom["boot"] - rom["imports"]
         boot = (r32 + state / hi, r32 + state / lo)
         out["romfs"] = {"imports64": rom["imports"], "imports32": r32, "boot32": boot,
-                        "peak32": (boot[0] + hand / hi, boot[1] + hand / lo)}
+                        "peak32": (boot[0] + rom_hand + rest / hi, boot[1] + rom_hand + rest / lo)}
         if room is not None:
             out["romfs"]["smallest32"] = (out["romfs"]["peak32"][0] + room / hi,
                                           out["romfs"]["peak32"][1] + room / lo)

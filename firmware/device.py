@@ -13,15 +13,13 @@ from audit import Audit
 from events import Events
 from journal import Journal
 from play import Play, CommandError, HELD_HANDS, _ends_hand, _entropy_error, _entropy_text, \
-    _entropy_why, _logged  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
-from recorder import Recorder
+    _entropy_why, _logged, dealing  # noqa: F401  (CommandError, HELD_HANDS: the device's names too)
 from shoe import cards as C
 from shoe import games as G
 from shoe.errors import ShoeError, E_ARG
 from shoe import faults as F
 from shoe.compat import release
 from shoe.faults import MechanismFault
-from shoe.hand import DEALING
 from session import Sessions, AuthError
 from shoe.zones import OP_FAULT
 from version import VERSION as FIRMWARE_VERSION  # the one version (firmware/version.py)
@@ -99,9 +97,20 @@ class Device(Events, Play):
 
             flash = RamFlash(2)
         self.journal = Journal(flash)
-        self.rec = Recorder(self.journal)
+        self._rec = None        # the recorder, made with the first hand (rec)
         self.mech.before = self._before_feed
         _on_demand(self, "restore")  # the power-up (rare.py)
+
+    @property
+    def rec(self):
+        """The recorder between the hand and the journal, made (recorder.py imported) the
+        first time a hand needs it: a new hand, the power-up's restore of one, a commit; a
+        shoe that has dealt nothing since power-up does not hold it."""
+        if self._rec is None:
+            from recorder import Recorder
+
+            self._rec = Recorder(self.journal)
+        return self._rec
 
     def run(self, seq, body, ftype=wire.CMD):
         """One CMD (or ACMD) frame's body -> its REPLY body. A retried seq gets the reply it had
@@ -185,7 +194,7 @@ class Device(Events, Play):
             return
         self.latched = why
         h = self.hand
-        if h is not None and h.status == DEALING:
+        if dealing(h):
             h.note_fault(F.LATCHED_CODE)  # an event: the host and the history see it
         try:
             self.hal.store.write(_LATCH_KEY, why)
@@ -265,8 +274,7 @@ class Device(Events, Play):
         if self.fault is not None or self.entropy is not None or self.recovery is not None \
                 or self.latched is not None:
             return "attention"
-        h = self.hand
-        if h is not None and h.status == DEALING:
+        if dealing(self.hand):
             return "dealing"
         return "idle"
 
@@ -314,7 +322,7 @@ class Device(Events, Play):
             raise CommandError(wire.WRONG_STATE, "maintenance: the shoe has left the protocol")
         self._allowed(row)
         clears = self.latched is not None and self._latch_check(name, flags, args)
-        if clears and name == "end" and (self.hand is None or self.hand.status != DEALING):
+        if clears and name == "end" and not dealing(self.hand):
             self._unlatch()  # no hand in progress: ending it is the floor's clearing alone
             return ()
         deals = flags & wire.DEALS
@@ -341,7 +349,7 @@ class Device(Events, Play):
                 raise  # (run answers it as an internal fault)
             self.hal.log("random source: %s" % e)
             h = self.hand
-            if deals and h is not None and h.status == DEALING:
+            if deals and dealing(h):
                 h.note_fault(F.ENTROPY_CODE)
             raise self._stopped(name, F.ENTROPY, _entropy_text(self.entropy))
         finally:
@@ -395,12 +403,6 @@ class Device(Events, Play):
     def _key_switch(self):
         return self.hal.maintenance_switch()
 
-    def cmd_challenge(self, role):
-        return self.sessions.cmd_challenge(role)
-
-    def cmd_login(self, nonce, proof, time):
-        return self.sessions.cmd_login(nonce, proof, time)
-
     def cmd_logout(self):
         self.sessions.logout()
         return ()
@@ -424,7 +426,7 @@ class Device(Events, Play):
         if _ends_hand(name, args):
             return
         why = self.entropy
-        if why is None and self.hand is not None and self.hand.status == DEALING and \
+        if why is None and dealing(self.hand) and \
                 _logged(self.hand.z.log, OP_FAULT, F.ENTROPY_CODE):
             why = "the random source failed during this hand"
         if why is not None:
@@ -435,10 +437,13 @@ class Device(Events, Play):
 
 
 def _on_demand(dev, name, args=()):
-    """A handler not resident: a module of its own name (_OWN_MODULE), else rare.py's function
-    of that name. The module is imported for the call and let go after it (a Pico holds a
+    """A handler not resident: a function in a module of its own (_OWN_MODULE), else rare.py's
+    function of that name. The module is imported for the call and let go after it (a Pico holds a
     module's bytecode in its heap), so a hand never pays for it."""
-    module = name if name in _OWN_MODULE else "rare"
+    module = "rare"
+    for command, own in _OWN_MODULE:
+        if command == name:
+            module = own
     mod = __import__(module)
     try:
         fn = getattr(mod, name, None)
@@ -449,7 +454,8 @@ def _on_demand(dev, name, args=()):
         release(module)
 
 
-_OWN_MODULE = ("history",)  # commands with a module of their own (history.py)
+# commands with a module of their own: history (history.py), challenge and login (login.py)
+_OWN_MODULE = (("history", "history"), ("challenge", "login"), ("login", "login"))
 
 
 def _flags(body):

@@ -2,7 +2,6 @@
 # them (SPEC 6.2), sent masked to a session that may not see the down cards. One job of the
 # device (firmware/device.py's Device is made of this, play.py and its own dispatch).
 import wire
-from shoe.hand import MISDEAL
 from shoe.zones import BOARD, OP_MOVE, OP_PROC, OP_SHUFFLE, OP_STATUS
 
 
@@ -41,11 +40,14 @@ class Events:
                 c["shuffles"] += 1
             elif op == OP_PROC:
                 c["procedures"] += 1
-            elif op == OP_STATUS and entries[i + 1] == MISDEAL:
-                c["misdeals"] += 1
-                if audit:
-                    self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (
-                        self.hand_no, self.hand.reason or ""))
+            elif op == OP_STATUS:
+                import shoe.hand  # (a hand's entry: shoe.hand is in the heap)
+
+                if entries[i + 1] == shoe.hand.MISDEAL:
+                    c["misdeals"] += 1
+                    if audit:
+                        self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (
+                            self.hand_no, self.hand.reason or ""))
 
     def collect_now(self):
         """Mid-operation: number the new log entries and commit them, so they can be sent now.

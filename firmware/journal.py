@@ -23,37 +23,21 @@
 # is known as a set only. Every page is programmed whole (the RP2040 programs 256-byte pages),
 # re-programming the head page as it fills (NOR: bits only go from 1 to 0). Each block is erased
 # once per trip round the ring, so wear is spread evenly over the partition.
-import hashlib
 import json
 from array import array
 
 from crc import crc16  # the house's CRC-16 (crc.py), the protocol's too
-from hal.base import BLOCK, PAGE  # the flash's geometry
+# the record format (journalrec.py, which journalread.py shares): the journal's names too
+from journalrec import (BLOCK, MAGIC, NONE32, R_BLOCK, R_CONFIG, R_HAND, R_COMMIT,  # noqa: F401
+                        R_CLOSE, F_FEED, F_REPLY, F_ACMD, OpenHand, _u16, hand_hash)
+from hal.base import PAGE  # the flash's geometry (BLOCK too, through journalrec)
 
 # The most blocks a journal takes (about 1,050 hands of 9-seat hold'em with 36 actions each):
 # the simulator's flash chip; on the Pico the blocks reserved in littlefs, as many as it has to
 # spare up to this (hal/reserve.py: 224 on the stock RPI_PICO image with the firmware installed).
 JOURNAL_BLOCKS = 304
-R_BLOCK = 1
-R_CONFIG = 2
-R_HAND = 3
-R_COMMIT = 4
-R_CLOSE = 5
-MAGIC = b"FDJ1"
-F_FEED = 1
-F_REPLY = 2
-F_ACMD = 4  # the reply answered an authenticated command (ACMD): only an ACMD retry gets it
-NONE32 = 0xFFFFFFFF
 CONFIG_MAX = 255 - 56  # the configuration's JSON: it rides in every block's checkpoint record
 ZERO_HASH = bytes(32)
-
-
-def _u16(b, i):
-    return b[i] | (b[i + 1] << 8)
-
-
-def _u32(b, i):
-    return b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
 
 
 def _p16(v):
@@ -62,21 +46,6 @@ def _p16(v):
 
 def _p32(v):
     return bytes((v & 0xFF, (v >> 8) & 0xFF, (v >> 16) & 0xFF, (v >> 24) & 0xFF))
-
-
-class OpenHand:
-    """The open hand as the journal holds it."""
-
-    def __init__(self, number, first_event, config, head):
-        self.number = number
-        self.first_event = first_event
-        self.config = config        # JSON text
-        self.head = head            # the HAND payload (hashed into the chain)
-        self.entries = bytearray()
-        self.image = None           # the counter image after the last commit
-        self.reply = None           # (seq, reply, authenticated) of the last command
-        self.feeding = -1           # route of a feed committed but never settled, else -1
-        self.damaged = None         # (block, offset) of a damaged record boot stepped over
 
 
 class Journal:
@@ -104,6 +73,11 @@ class Journal:
         self.cut = 0
         self.fail = 0  # simulator: the fail-th record from now fails to write (fail_at)
         self.boot()
+
+    def boot(self):
+        """Find the head, restore the checkpoint, replay the open hand (journalread.boot).
+        Never raises on a bad journal: what is wrong goes to self.problems."""
+        _reading("boot", self)
 
     # ------------------------------------------------------------------ reading
 
@@ -134,150 +108,6 @@ class Journal:
             return None
         return p, nxt
 
-    def _seq(self, block):
-        """The block's sequence number if its header is valid, else -1 (read into a buffer kept
-        for it: boot reads every header and must not litter the heap)."""
-        buf = self.rbuf
-        view = memoryview(buf)
-        self.dev.readblocks(block, view[:2], 0)
-        n = buf[1]
-        if buf[0] != R_BLOCK or n < 56:
-            return -1
-        self.dev.readblocks(block, view[:n + 4], 0)
-        if crc16(view[:2 + n]) != _u16(buf, 2 + n) or view[2:6] != MAGIC:
-            return -1
-        return _u32(buf, 6)
-
-    def _read_seqs(self):
-        """Fill self.seqs from the blocks' headers (seq + 1; 0 for a block that is not valid).
-        Returns the newest block (-1: none)."""
-        seqs = self.seqs
-        head = -1
-        for b in range(self.nblocks):
-            seqs[b] = self._seq(b) + 1  # 0: not a valid block
-            if seqs[b] and (head < 0 or seqs[b] > seqs[head]):
-                head = b
-        return head
-
-    def _ordered(self):
-        """Valid blocks as (seq, block), oldest first. The ring is written in order, so the
-        oldest follows the newest."""
-        seqs = self.seqs
-        head = self._read_seqs()
-        out = []
-        if head < 0:
-            return out
-        for i in range(1, self.nblocks + 1):
-            b = (head + i) % self.nblocks
-            if seqs[b]:
-                out.append((seqs[b] - 1, b))
-        return out
-
-    def boot(self):
-        """Find the head, restore the checkpoint, replay the open hand. Never raises on a bad
-        journal: what is wrong goes to self.problems."""
-        blocks = self._ordered()
-        if not blocks:
-            self._new_block(0, 1)
-            return
-        self.seq, self.block = blocks[-1]
-        p, _ = self._header(self.block)
-        self._checkpoint(p)
-        start_seq, start_off = _u32(p, 46), _u16(p, 50)
-        chain = blocks
-        if start_seq != NONE32:
-            chain = [x for x in blocks if x[0] >= start_seq]
-            if not chain or chain[0][0] != start_seq:
-                self.problems.append(("the open hand's first block is missing", self.hand_no))
-                start_off = 0
-        else:
-            chain = [blocks[-1]]
-            start_off = 0
-        end = None
-        for i in range(len(chain)):
-            seq, b = chain[i]
-            off = start_off if (i == 0 and start_seq != NONE32) else self._header(b)[1]
-            torn = _u16(self._header(chain[i + 1][1])[0], 52) if i + 1 < len(chain) else 0xFFFF
-            end = self._scan(b, seq, off, seq == self.seq, torn)
-        self.off = end
-        if end is None or end >= BLOCK - 16:
-            self._new_block((self.block + 1) % self.nblocks, self.seq + 1)
-        else:
-            self._load_page()
-
-    def _checkpoint(self, p):
-        self.hand_no = _u16(p, 8)
-        self.event_next = _u32(p, 10)
-        self.chain = bytes(p[14:46])
-        n = _u16(p, 54)
-        self.config = p[56:56 + n].decode() if n else None
-
-    def _scan(self, block, seq, off, head, torn=0xFFFF):
-        """Apply records from off on. Returns the append offset (None: the block must not be
-        appended to, e.g. after a torn record or one that is damaged). A damaged record is
-        stepped over (the records after it that verify are applied) and marked on the open
-        hand (OpenHand.damaged): the device latches until the floor ends that hand."""
-        stepped = False
-        while True:
-            t, p, nxt = self._record(block, off)
-            if t == 0:
-                if head and not self._erased(block, off):
-                    self.problems.append(("damaged bytes after the end of block %d" % block,
-                                          self.hand_no))
-                    return None
-                return None if stepped else off
-            if t < 0:
-                n = self._read(block, off + 1, 1)[0] if off + 1 < BLOCK else 0
-                if off == torn or (head and self._erased(block, min(BLOCK, off + 4 + n))):
-                    # the last record was torn by a power cut: never taken; start a new block
-                    if head:
-                        self.torn = off
-                    return None
-                self.problems.append(("damaged record in block %d at %d" % (block, off),
-                                      self.hand.number if self.hand else self.hand_no))
-                if self.hand is not None and self.hand.damaged is None:
-                    self.hand.damaged = (block, off)
-                stepped = True
-                off = self._resync(block, off)
-                if off >= BLOCK - 4:
-                    return None
-                continue
-            if t == R_HAND:
-                self.hand_loc = (seq, off)
-            self._apply(t, p)
-            off = nxt
-
-    def _valid_at(self, block, off):
-        """Does a whole record with a good CRC start at off? (read into the buffer kept for
-        it: a resync tries many offsets)"""
-        if off + 4 > BLOCK:
-            return False
-        buf = self.rbuf
-        self.dev.readblocks(block, self.rhead, off)
-        n = buf[1]
-        if not (R_BLOCK <= buf[0] <= R_CLOSE) or off + 4 + n > BLOCK:
-            return False
-        view = memoryview(buf)
-        self.dev.readblocks(block, view[:n + 4], off)
-        return crc16(view[:2 + n]) == _u16(buf, 2 + n)
-
-    def _resync(self, block, off):
-        """The offset of the first good record after the damaged one at off (its length byte
-        first, if it leads to one; else byte by byte), the end of the log (erased), or BLOCK."""
-        n = self._read(block, off + 1, 1)[0] if off + 1 < BLOCK else 0
-        skip = off + 4 + n
-        if skip <= BLOCK - 4 and (self._valid_at(block, skip) or self._erased(block, skip)):
-            return skip
-        buf = self.rbuf
-        for p in range(off + 1, BLOCK - 3):
-            self.dev.readblocks(block, self.rhead, p)
-            if buf[0] == 0xFF:
-                if self._erased(block, p):
-                    return p
-            elif self._valid_at(block, p):
-                return p
-        return BLOCK
-
     def _erased(self, block, off):
         """Is the rest of the block, from off, all 0xFF? (read a page at a time)"""
         buf = self.scratch
@@ -290,42 +120,6 @@ class Journal:
                     return False
             off += n
         return True
-
-    def _apply(self, t, p):
-        if t == R_CONFIG:
-            self.config = p.decode()
-        elif t == R_HAND:
-            self.hand_no = _u16(p, 0)
-            first = _u32(p, 2)
-            self.hand = OpenHand(self.hand_no, first, p[6:].decode(), p)
-            self.event_next = first
-        elif t == R_COMMIT:
-            h = self.hand
-            if h is None:
-                self.problems.append(("a commit outside any hand", self.hand_no))
-                return
-            n = p[0]
-            h.entries.extend(p[1:1 + 4 * n])
-            self.event_next += n
-            i = 1 + 4 * n
-            flags = p[i]
-            m = p[i + 1]
-            pairs = p[i + 2:i + 2 + 2 * m]
-            i += 2 + 2 * m
-            if h.image is None:
-                h.image = bytearray(147)
-            for k in range(0, len(pairs), 2):
-                h.image[pairs[k]] = pairs[k + 1]
-            h.feeding = p[i] if flags & F_FEED else -1
-            if flags & F_FEED:
-                i += 1
-            if flags & F_REPLY:
-                h.reply = (_u16(p, i), p[i + 2:], bool(flags & F_ACMD))
-        elif t == R_CLOSE:
-            if self.hand is not None:
-                self.chain = p[2:34]
-                self.last = self.hand
-                self.hand = None
 
     # ------------------------------------------------------------------ writing
 
@@ -450,81 +244,11 @@ class Journal:
 
     # ------------------------------------------------------------------ histories
 
-    def _walk(self, want, on_hand):
-        """Read the whole journal, one hand at a time: on_hand(hand) for each hand as its
-        records end; entries are gathered only for hands with want(number) true. Returns the
-        problems found. The blocks are taken in order from self.seqs (no list of them: a
-        history request comes when the heap is at its most cut up)."""
-        problems = []
-        cur = None
-        prev = None
-        head = self._read_seqs()
-        seqs = self.seqs
-        nb = self.nblocks
-        for b in range(nb):
-            if not seqs[b] and not self._erased(b, 0):
-                problems.append(("block %d has a damaged header" % b, None))
-        i = 1
-        while head >= 0 and i <= nb:
-            b = (head + i) % nb
-            i += 1
-            if not seqs[b]:
-                continue
-            j = i  # the next valid block: its header says where a power cut tore this one
-            while j <= nb and not seqs[(head + j) % nb]:
-                j += 1
-            p, off = self._header(b)
-            torn = _u16(self._header((head + j) % nb)[0], 52) if j <= nb else 0xFFFF
-            if prev is None:
-                prev = bytes(p[14:46])
-            while True:
-                t, pl, nxt = self._record(b, off)
-                if t == 0:
-                    if not self._erased(b, off):
-                        problems.append(("damaged bytes after the end of block %d" % b,
-                                         cur["hand"] if cur else None))
-                    break
-                if t < 0:
-                    if off == torn:  # a record a power cut tore was never taken: not damage,
-                        break        # and nothing follows it in its block
-                    if cur is not None:
-                        cur["damaged"] = True
-                    problems.append(("damaged record in block %d at %d" % (b, off),
-                                     cur["hand"] if cur else None))
-                    nxt = self._resync(b, off)  # the records after it are still good
-                    if nxt >= BLOCK:
-                        break
-                if t == R_HAND:
-                    if cur is not None:
-                        on_hand(cur)  # a hand that never closed
-                    n = _u16(pl, 0)
-                    cur = {"hand": n, "first_event": _u32(pl, 2), "config": pl[6:].decode(),
-                           "head": pl, "entries": bytearray() if want(n) else None,
-                           "hash": None, "damaged": False, "prev": prev}
-                elif t == R_COMMIT and cur is not None and cur["entries"] is not None:
-                    cur["entries"].extend(pl[1:1 + 4 * pl[0]])
-                elif t == R_CLOSE:
-                    if cur is not None:
-                        cur["hash"] = bytes(pl[2:34])
-                        if cur["entries"] is not None and (
-                                cur["damaged"] or
-                                hand_hash(prev, cur["head"], cur["entries"]) != cur["hash"]):
-                            cur["damaged"] = True
-                            problems.append(("hand %d does not match its chain hash" %
-                                             cur["hand"], cur["hand"]))
-                        on_hand(cur)
-                        cur = None
-                    prev = bytes(pl[2:34])  # (its start may have fallen off the ring: go on)
-                off = nxt
-        if cur is not None:
-            on_hand(cur)
-        return problems
-
     def hands(self):
         """Every hand still in the journal, oldest first, with its entries; damaged ones
         flagged. Holds them all: for the host and tests (a device uses scan())."""
         out = []
-        problems = self._walk(lambda n: True, out.append)
+        problems = _reading("walk", self, lambda n: True, out.append)
         return out, problems
 
     def scan(self, want=0):
@@ -538,7 +262,7 @@ class Journal:
             if h["hand"] == want:
                 found.append(h)
 
-        problems = self._walk(lambda n: n == want, on_hand)
+        problems = _reading("walk", self, lambda n: n == want, on_hand)
         if want:
             return (found[-1] if found else None), problems
         return numbers, problems
@@ -547,7 +271,20 @@ class Journal:
         """Read everything back, every hand's hash checked, one hand held at a time (the ring's
         1,000 hands at once do not fit a device's heap): the list of problems (empty when the
         journal is sound)."""
-        return self.problems + self._walk(_every, _drop)
+        return self.problems + _reading("walk", self, _every, _drop)
+
+
+def _reading(name, *args):
+    """journalread's function name, on args: the module imported for the call and let go
+    after it (shoe.compat.release), so that a shoe between power-up and a technician's
+    history, resume or verify does not hold the code that reads the journal back."""
+    import journalread
+    from shoe.compat import release
+
+    try:
+        return getattr(journalread, name)(*args)
+    finally:
+        release("journalread")
 
 
 def _every(number):
@@ -587,13 +324,6 @@ class Runs:
                 return (first - 1 + i) % 0xFFFF + 1
             i -= count
         raise IndexError(i)
-
-
-def hand_hash(prev, head, entries):
-    h = hashlib.sha256(prev)
-    h.update(head)
-    h.update(entries)
-    return h.digest()
 
 
 def config_json(game, seats, button, rules, house, profile=None):

@@ -2,8 +2,9 @@
 # out until acknowledged (retransmitted on the RFC 6298 timer, on a NAK, or on resume).
 import wire
 from device import FIRMWARE_VERSION
+from shoe.compat import release
 
-IDENTIFY = wire.COMMAND_IDS["identify"]
+IDENTIFY = wire.command_id("identify")  # (wire.COMMAND_IDS would build all the derived maps)
 QUEUE = 4  # commands held while one is being carried out
 HOLD_MS = 30  # new events wait this long for company before they are sent
 ACK_WAIT_MS = 100  # a host may hold its ACK a while (SPEC 6.2): no go-back-N before this
@@ -91,8 +92,13 @@ class Link:
     def command(self, seq, body, ftype=wire.CMD):
         if ftype == wire.CMD and len(body) == 3 and body[0] == IDENTIFY:
             caps = self.caps | (wire.CAP_AUTH if self.dev.sessions.provisioned() else 0)
-            reply = wire.identify_reply(body[1] | (body[2] << 8), FIRMWARE_VERSION,
-                                        self.dev.hal.device_id, caps)
+            import catalogue  # (for the call: its bytecode leaves the heap after it)
+
+            try:
+                reply = catalogue.identify_reply(body[1] | (body[2] << 8), FIRMWARE_VERSION,
+                                                 self.dev.hal.device_id, caps)
+            finally:
+                release("catalogue")
         else:
             self.busy = seq or 0x10000
             try:

@@ -9,9 +9,12 @@ from journal import config_json
 from shoe import cards as C
 from shoe import faults as F
 from shoe import games as G
-from shoe import house as H
-from shoe.hand import Hand, ACTIONS, DEALING, MISDEAL, FOLDED, DEAD
-from shoe.record import record
+
+# The engine's table (shoe.hand, and shoe.house, shoe.shuffler, shoe.rng, shoe.record,
+# shoe.snapshot, shoe.logplay with it: ~30 KB of a Pico's heap) is imported with the first hand
+# (cmd_hand, the power-up's restore of a hand, config's dry run) and kept from then on: an idle
+# shoe that has dealt nothing since power-up does not hold it (docs/deploy.md, "The memory
+# budget"). Every use below is on a hand that exists, or imports it where the hand is made.
 
 HELD_HANDS = 4  # hands whose events may wait for the host's ACK before a new hand is refused
 
@@ -21,9 +24,6 @@ class CommandError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-_OUT = {FOLDED: "folded", DEAD: "dead"}  # status_json's "out": a seat that is not live
 
 
 class Play:
@@ -40,10 +40,13 @@ class Play:
         if self.config is None:
             raise CommandError(wire.WRONG_STATE, "not configured: send config first")
         h = self.hand
-        if h is not None and h.status == DEALING and h.z.log and not ending:
+        if dealing(h) and h.z.log and not ending:
             raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
         if len(self.held) >= HELD_HANDS:
             raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
+        from shoe.hand import Hand, MISDEAL
+        from shoe import house as H
+
         game, seats, old, rules, house = self.config[:5]
         kind = G.GAMES[game][0]
         if button:
@@ -81,7 +84,7 @@ class Play:
         self.sim_order = None
         self.sim_seed = None
         self.config[2] = hand.button
-        if self.hand is not None and self.hand.status == DEALING:
+        if dealing(self.hand):
             self.hand.end()
             self.collect()
             self.rec.commit(self.hand)
@@ -120,9 +123,12 @@ class Play:
         return ()
 
     def cmd_action(self, seat, kind):
+        h = self._hand()
+        from shoe.hand import ACTIONS
+
         if kind >= len(ACTIONS):
             raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
-        self._hand().action(seat, ACTIONS[kind])
+        h.action(seat, ACTIONS[kind])
         return ()
 
     def _bet_hand(self):
@@ -137,6 +143,8 @@ class Play:
         """An action with its amount (the table's betting checks it); chips: (put, smallest,
         flags) when the chips command reports what the seat put out."""
         h = self._bet_hand()
+        from shoe.hand import ACTIONS
+
         if kind & 0x7F >= len(ACTIONS):
             raise CommandError(wire.BAD_ARGUMENT, "unknown action kind %d" % kind)
         h.action(seat, ACTIONS[kind & 0x7F], None if amount == wire.NO_AMOUNT else amount,
@@ -200,13 +208,16 @@ class Play:
                              "house": self.config[4], "profile": self.profile()}
         if self.hand is not None:
             import gc
+            from shoe.hand import FOLDED, DEAD
+            from shoe.record import record
 
             gc.collect()
             rec = record(self.hand, log=False)
             del rec["log"]
             # why a seat holds nothing, without the log: folded, or its cards mucked (dead)
-            rec["out"] = {str(s): _OUT[self.hand.seat_states[s]] for s in self.hand.seats
-                          if self.hand.seat_states[s] in _OUT}
+            why = {FOLDED: "folded", DEAD: "dead"}
+            rec["out"] = {str(s): why[self.hand.seat_states[s]] for s in self.hand.seats
+                          if self.hand.seat_states[s] in why}
             if not see:
                 _mask_record(rec)
             if self.hand.bets is not None:
@@ -217,6 +228,16 @@ class Play:
     def _sim(self):
         if not self.hal.simulated:
             raise CommandError(wire.DENIED, "simulator commands are not available on a shoe")
+
+
+def dealing(h):
+    """Is h a hand being dealt (False for None)? What the device, the panel and the rare
+    paths ask of the hand they hold; shoe.hand is in the heap whenever a hand is."""
+    if h is None:
+        return False
+    import shoe.hand  # (the idle loop asks: `from shoe.hand import` allocates at each call)
+
+    return h.status == shoe.hand.DEALING
 
 
 def _mask_record(rec):
@@ -275,4 +296,6 @@ def _next_seat(seats, button):
 
 
 def house_settings():
+    from shoe import house as H
+
     return [row[0] for row in H.SETTINGS]

@@ -12,15 +12,12 @@ import json
 
 import wire
 from version import VERSION as FIRMWARE_VERSION
-from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why
+from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why, dealing
 from journal import CONFIG_MAX
-from recorder import rebuild, deliver
 from shoe import cards as C
 from shoe import faults as F
 from shoe import games as G
-from shoe import house as H
 from shoe.errors import ShoeError
-from shoe.hand import DEALING, Hand
 
 # sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
 # (the wire's "jam" is the disordered stub, RP-4)
@@ -29,8 +26,11 @@ _SIM_KINDS = ("double_feed", "boxed", "foreign", "duplicate", "no_burn", F.EMPTY
 
 
 def config(dev, game, seats_mask, button, rules, house_json):
-    if dev.hand is not None and dev.hand.status == DEALING and dev.hand.z.log:
+    if dealing(dev.hand) and dev.hand.z.log:
         raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before config")
+    from shoe import house as H  # (the engine's table: play.py says when it loads)
+    from shoe.hand import Hand
+
     seats = [s for s in range(G.SEAT_MIN, G.SEAT_MAX + 1) if seats_mask & (1 << s)]
     try:
         house = json.loads(house_json) if house_json else {}
@@ -60,7 +60,7 @@ def config(dev, game, seats_mask, button, rules, house_json):
     dev.audit.add(dev.actor(), "config", "%s, seats %s, %s%s" % (
         game, ",".join(str(s) for s in seats), rules, ", house " + house_json if house_json
         else ""))
-    if dev.hand is not None and dev.hand.status == DEALING:
+    if dealing(dev.hand):
         dev.hand.end()  # a hand with no card dealt yet is simply closed
         dev.collect()
         dev.rec.commit(dev.hand)
@@ -97,7 +97,7 @@ def raw(dev, source, count):
     health-tested bytes before the generator, or the generator's output. Between hands only:
     nothing drawn here is ever related to a deck in play."""
     h = dev.hand
-    if h is not None and h.status == DEALING and h.z.log:
+    if dealing(h) and h.z.log:
         raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it first")
     if count < 1 or count > 180 or source > 1:
         raise CommandError(wire.BAD_ARGUMENT, "raw: source 0 or 1, count 1..180")
@@ -125,7 +125,7 @@ def maintenance(dev):
     Needs a maintenance session, or the reference shoe's key switch, or a shoe that has
     no key yet (installation: provisioning writes it over the REPL)."""
     h = dev.hand
-    if h is not None and h.status == DEALING and h.z.log:
+    if dealing(h) and h.z.log:
         raise CommandError(wire.WRONG_STATE, "a hand is in progress: end it before "
                                              "maintenance")
     dev.maintenance = True
@@ -233,6 +233,8 @@ def restore(dev):
             raise
         dev.hal.log("random source: %s" % e)
         rng = _NoRandom()
+    from recorder import rebuild  # (with a hand only: the device's recorder keeps it loaded)
+
     try:
         hand = rebuild(oh, rng, dev.mech)
     except (ValueError, KeyError, TypeError, IndexError, ShoeError) as e:
@@ -296,4 +298,6 @@ def recover(dev, card):
 
 
 def _deliver(dev, cards):
+    from recorder import deliver
+
     deliver(dev.mech, dev.hand, cards)

@@ -2,11 +2,11 @@
 # changes of its counters), and how a hand is rebuilt from the journal after a power cut.
 from shoe import cards as C
 from shoe import games as G
-from shoe import logplay
-from shoe import snapshot
-from shoe.hand import Hand, DEALING
 from shoe.zones import Zones
 import json
+
+# shoe.hand, shoe.snapshot and shoe.logplay are imported where a hand is (play.py: the engine's
+# table loads with the first hand, not at boot)
 
 
 class Recorder:
@@ -20,6 +20,8 @@ class Recorder:
         if self.j.hand is not None:
             self.j.close_hand()
         self.j.begin_hand(number, config_text)
+        from shoe import snapshot
+
         self.logged = 0
         self.image = bytearray(snapshot.IMAGE_SIZE)
         self.commit(hand)
@@ -28,6 +30,9 @@ class Recorder:
         """Make durable what the hand did since the last commit. Returns the entries."""
         if self.j.hand is None:  # the hand is closed: nothing it does now changes the table
             return b""
+        import shoe.hand  # (a commit at each card: `from ... import` allocates at each call)
+        import shoe.snapshot as snapshot
+
         log = hand.z.log
         entries = bytes(log[self.logged * 4:])
         img = snapshot.image(hand)
@@ -38,7 +43,7 @@ class Recorder:
             self.j.commit(entries, pairs, feeding, reply)
         self.logged = len(log) // 4
         self.image = img
-        if hand.status != DEALING and self.j.hand is not None:
+        if hand.status != shoe.hand.DEALING and self.j.hand is not None:
             self.j.close_hand()
         return entries
 
@@ -47,6 +52,8 @@ class Recorder:
         """Would a commit now write anything (new entries or counter changes)?"""
         if len(hand.z.log) // 4 > self.logged:
             return True
+        import shoe.snapshot as snapshot
+
         img = snapshot.image(hand)
         return self.image is None or img != self.image
 
@@ -54,6 +61,9 @@ class Recorder:
 def rebuild(h, rng, mech):
     """A hand back from the journal (its OpenHand). Its zones come from its entries; its stub,
     whose order was never written, is reshuffled face down (RP-4) if it was still being dealt."""
+    from shoe import logplay, snapshot
+    from shoe.hand import Hand, DEALING
+
     game, seats, button, rules, house = json.loads(h.config)[:5]  # (a 6th: the profile's name)
     deck = C.deck(G.GAMES[game][1])
     hand = Hand(game, seats, button, rules, house, rng, None, deck)

@@ -7,12 +7,8 @@
 # count survives a power cycle.
 import wire
 from hal.store import KEY_FILE
-from shoe.drbg import hmac_sha256, _Hmac as Hmac  # one HMAC-SHA256 for the firmware
 
 FAIL_FILE = "auth.fail"
-CHALLENGE_MS = 30000          # a challenge is good for one login within this long
-BACKOFF_MS = 1000             # the wait after the first failed login; doubles with each one
-BACKOFF_MAX_MS = 300000
 IDLE_MS = (0, 12 * 3600 * 1000, 30 * 60 * 1000)  # a session ends after this long unused, by role
 
 
@@ -76,69 +72,10 @@ class Sessions:
     def provisioned(self):
         return self.key is not None
 
-    def role_key(self, role):
-        return hmac_sha256(self.key, wire.role_message(role))
-
     def actor(self):
         return "%s#%d" % (wire.ROLES[self.role], self.number) if self.skey else "public"
 
-    def _wait_ms(self):
-        if not self.failures:
-            return 0
-        span = min(BACKOFF_MS << min(self.failures - 1, 20), BACKOFF_MAX_MS)
-        return span - self.clock.ticks_diff(self.clock.ticks_ms(), self.wait_from)
-
-    # ------------------------------------------------------------------ commands
-
-    def cmd_challenge(self, role):
-        if self.key is None:
-            raise AuthError(wire.DENIED, "this shoe has no key: provision it first "
-                                         "(facedown provision)")
-        if role != wire.ROLE_TABLE and role != wire.ROLE_MAINTENANCE:
-            raise AuthError(wire.BAD_ARGUMENT, "role is 1 table or 2 maintenance, not %d" % role)
-        wait = self._wait_ms()
-        if wait > 0:
-            raise AuthError(wire.BUSY, "%d failed logins: wait %d s" % (
-                self.failures, (wait + 999) // 1000))
-        nonce = bytes(self.entropy(wire.NONCE))
-        self.challenge = (role, nonce, self.clock.ticks_ms())
-        return (nonce,)
-
-    def cmd_login(self, host_nonce, proof, time):
-        ch = self.challenge
-        self.challenge = None      # one attempt per challenge, right or wrong
-        if ch is None:
-            raise AuthError(wire.WRONG_STATE, "no challenge: send challenge first")
-        role, nonce, t = ch
-        if self.clock.ticks_diff(self.clock.ticks_ms(), t) > CHALLENGE_MS:
-            raise AuthError(wire.WRONG_STATE, "the challenge expired: ask for a new one")
-        if len(host_nonce) != wire.NONCE or len(proof) != wire.TAG:
-            raise AuthError(wire.BAD_ARGUMENT, "login: a %d-byte nonce and a %d-byte proof" % (
-                wire.NONCE, wire.TAG))
-        rk = self.role_key(role)
-        want = hmac_sha256(rk, wire.login_message(role, self.device_id, nonce, host_nonce, time))
-        if not equal(want, proof):
-            self.failures += 1
-            self.wait_from = self.clock.ticks_ms()
-            self.store.write(FAIL_FILE, str(self.failures))
-            self.audit.add("public", "login-failed", "%s, failure %d" % (wire.ROLES[role],
-                                                                         self.failures))
-            raise AuthError(wire.DENIED, "login failed: wrong key for %s; the next challenge "
-                                         "waits %d s" % (self.device_id, self._wait_ms() // 1000))
-        if self.failures:
-            self.failures = 0
-            self.store.write(FAIL_FILE, "0")
-        if self.skey is not None:
-            self.audit.add(self.actor(), "session-replaced", "")
-            self.ended = self.skey
-        self.skey = Hmac(hmac_sha256(rk, wire.session_message(nonce, host_nonce)))
-        self.role = role
-        self.counter = 0
-        self.number = (self.number + 1) & 0xFFFFFFFF or 1
-        self.used = self.clock.ticks_ms()
-        self.audit.set_time(time)
-        self.audit.add(self.actor(), "login", "")
-        return (hmac_sha256(rk, wire.device_message(nonce, host_nonce)), self.number)
+    # the challenge and login commands are login.py's (imported for a login, let go after)
 
     def logout(self, why="logout"):
         if self.skey is not None:

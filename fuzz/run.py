@@ -37,6 +37,7 @@ def seeds():
     """{target: [input bytes]}: every bundled scenario as the commands a host sends, framed for
     the link and the codec, as records for the device; with ACKs, NAKs, power cuts and the
     commands scenarios do not use."""
+    import catalogue as K
     import wire as W
 
     plays = fuzzlib.scenario_commands()
@@ -103,7 +104,7 @@ def seeds():
               W.encode(W.REPLY, 2, W.encode_reply_error(W.WRONG_STATE, "no hand")),
               W.event_frame(70000, 3, bytes([1, 34, 0, 0x91, 4, 3, 1, 0, 8, 1, 0, 0])),
               W.encode(W.ACK, 0, W.encode_ack(5)), W.encode(W.NAK, 0, b"\x01"),
-              W.encode(W.REPLY, 3, W.identify_reply(0, "0.3.0", "fuzz-0001", 3)),
+              W.encode(W.REPLY, 3, K.identify_reply(0, "0.3.0", "fuzz-0001", 3)),
               W.encode(W.REPLY, 4, W.encode_reply_ok("Hy", [90, bytes(range(90))]))]
     for i, f in enumerate(frames):
         out["codec"].append(bytes([i]) + b"\x00\x7e\x05" + f + f[:-3] + frames[0])

@@ -102,7 +102,7 @@ HIDDEN = const(63)  # the card code a role that may not see a card gets in its p
 # Everything the two ends know of a command is its row here: the codec (encode_command,
 # decode_command, the reply's format), the shoe's dispatch and checks (firmware/device.py: the
 # role it needs, what its flags say), the host's classification (facedown.client: which replies
-# wait on the mechanism) and the catalogue identify serves (catalogue_json) all read it;
+# wait on the mechanism) and the catalogue identify serves (protocol/catalogue.py) all read it;
 # SPEC.md's tables are generated from it with the prose host/facedown/spec.py keeps by name
 # (`python -m facedown.spec --update-spec`). Rows are tuples of constants: a Pico holds them in
 # a few hundred bytes, with no dict or object per command.
@@ -614,67 +614,6 @@ def error_name(code):
         if row[0] == code:
             return row[1]
     return "ERROR_%d" % code
-
-
-# --- identify and the catalogue document ---------------------------------------------------------
-def _names(text):
-    return text.split() if text else []
-
-
-def catalogue_rows():
-    """The catalogue's message rows, [id, name, direction, format, field names]: each
-    command's arguments ("cmd") and reply ("reply"), then the event kinds ("event")."""
-    out = []
-    for r in COMMANDS:
-        out.append([r[C_ID], r[C_NAME], DIR_CMD, r[C_ARGS], _names(r[C_ARG_NAMES])])
-        out.append([r[C_ID], r[C_NAME], DIR_REPLY, r[C_REPLY], _names(r[C_REPLY_NAMES])])
-    for r in EVENTS:
-        out.append([r[0], r[1], DIR_EVENT, r[2], _names(r[3])])
-    return out
-
-
-def catalogue_commands():
-    """The catalogue's command rows, [id, name, role, flags]: the role's name (ROLES) and the
-    flags' bits (the document's "flags" table names them)."""
-    return [[r[C_ID], r[C_NAME], ROLES[r[C_ROLE]], r[C_FLAGS]] for r in COMMANDS]
-
-
-def catalogue_digest(text):
-    """The digest the catalogue document opens with: CRC-16 and length of its "messages" and
-    "commands" JSON texts, one after the other. A host whose own digest differs reads the
-    whole document and compares the rows of the commands it sends (facedown.client.
-    check_catalogue, Klipper's format check: formats, field names, roles and flags)."""
-    data = text.encode("utf-8")
-    return "%04x-%d" % (crc16(data), len(data))
-
-
-def catalogue_json():
-    """The catalogue document served by identify, as UTF-8 bytes, made from the tables at each
-    call (a Pico does not keep its few KB between identify calls). Byte for byte the same under
-    CPython and MicroPython."""
-    import json
-
-    messages = json.dumps(catalogue_rows())
-    commands = json.dumps(catalogue_commands())
-    return ('{"protocol": %d, "digest": "%s", "max_body": %d, "frame_types": %s, '
-            '"messages": %s, "commands": %s, "flags": %s, "errors": %s, "capabilities": %s}' % (
-                PROTOCOL_VERSION, catalogue_digest(messages + commands), MAX_BODY,
-                json.dumps([[r[0], r[1], r[2]] for r in FRAME_TYPES]), messages, commands,
-                json.dumps([[r[0], r[1]] for r in FLAGS]),
-                json.dumps([[r[0], r[1]] for r in ERRORS]),
-                json.dumps([[r[0], r[1]] for r in CAPABILITIES]))).encode("utf-8")
-
-
-def identify_reply(offset, firmware_version, device_id, capabilities):
-    """The device's REPLY body to identify(offset): status OK, the fixed fields, and the
-    catalogue chunk at offset filling the rest of the frame (empty past the end)."""
-    head = pack("BssI", (PROTOCOL_VERSION, firmware_version, device_id, capabilities))
-    room = MAX_BODY - 2 - len(head)  # status byte, chunk length byte
-    if room < 1:
-        raise WireError("firmware_version and device_id leave no room for the catalogue")
-    doc = catalogue_json()
-    chunk = doc[offset:offset + min(room, 255)]
-    return b"\x00" + head + bytes([len(chunk)]) + chunk
 
 
 # --- sessions: the bytes each MAC covers (SPEC.md, "Sessions") ----------------------------------

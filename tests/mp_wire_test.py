@@ -9,6 +9,7 @@ except NameError:
     _here = "."
 sys.path.insert(0, _here + "/../protocol")
 
+import catalogue as K  # noqa: E402
 import wire as W  # noqa: E402
 
 try:
@@ -253,13 +254,13 @@ def test_identify():
     doc = b""
     offset = 0
     while True:
-        code, vals = W.decode_reply(W.identify_reply(offset, "0.1.0", "shoe-0042", 3), "BssIy")
+        code, vals = W.decode_reply(K.identify_reply(offset, "0.1.0", "shoe-0042", 3), "BssIy")
         check(code == W.OK and vals[:4] == [1, "0.1.0", "shoe-0042", 3], "identify fields")
         if not vals[4]:
             break
         doc += vals[4]
         offset += len(vals[4])
-    check(doc == W.catalogue_json(), "catalogue reassembled")
+    check(doc == K.catalogue_json(), "catalogue reassembled")
     print("catalogue", len(doc), "%04X" % W.crc16(doc))
 
 

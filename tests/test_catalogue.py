@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import types
 
 import pytest
 
@@ -17,6 +18,7 @@ from facedown import spec
 from facedown.client import Client, check_catalogue, own_digest, served_digest
 from facedown.errors import UserError
 
+import catalogue as K
 import wire as W
 
 # the table's action command with one argument more (as a betting branch might add one)
@@ -64,16 +66,26 @@ def test_what_is_derived_from_the_table():
         W.NO_SUCH_TABLE  # noqa: B018  (module __getattr__ makes only the derived lookups)
 
 
+def served_by(wire_src):
+    """The catalogue document (bytes) protocol/catalogue.py makes over the tables of this
+    wire.py source: what a shoe built from it serves."""
+    ns = {"__name__": "patched_wire"}
+    exec(compile(wire_src, "wire.py", "exec"), ns)
+    cat = {"__name__": "patched_catalogue"}
+    with open(os.path.join(ROOT, "protocol", "catalogue.py"), encoding="utf-8") as f:
+        exec(compile(f.read(), "catalogue.py", "exec"), cat)
+    cat["W"] = types.SimpleNamespace(**ns)  # its functions read the tables through W
+    return cat["catalogue_json"]()
+
+
 def patched_catalogue(text=None, digest=True):
     """The catalogue document a shoe built from a patched table serves (bytes)."""
-    ns = {"__name__": "patched_wire"}
     with open(os.path.join(ROOT, "protocol", "wire.py"), encoding="utf-8") as f:
         src = f.read()
     if text is not None:
         assert ACTION in src
         src = src.replace(ACTION, text)
-    exec(compile(src, "wire.py", "exec"), ns)
-    doc = ns["catalogue_json"]()
+    doc = served_by(src)
     if not digest:  # an older shoe's document: no digest
         doc = re.sub(rb'"digest": "[^"]*", ', b"", doc)
     return doc
@@ -95,7 +107,7 @@ class FakeShoe(Client):
 
 
 def test_a_matching_shoe_costs_one_identify_call():
-    shoe = FakeShoe(W.catalogue_json())
+    shoe = FakeShoe(K.catalogue_json())
     assert served_digest(shoe.doc[:150]) == own_digest()
     assert shoe.identify()["device_id"] == "shoe-x" and shoe.calls == 1
     # an older shoe (no digest) with the same rows: read whole, compared, accepted
@@ -127,7 +139,7 @@ def test_a_shoe_whose_role_or_flags_differ_for_a_command_is_refused_in_one_line(
     """The served catalogue carries each command's role and flags (its "commands" table, the
     flags named by its "flags" table), inside the digest: a shoe whose table gives the action
     command another role, or other flags, is refused in one line naming what differs."""
-    served = json.loads(W.catalogue_json())
+    served = json.loads(K.catalogue_json())
     assert served["commands"] == [[r[W.C_ID], r[W.C_NAME], W.ROLES[r[W.C_ROLE]], r[W.C_FLAGS]]
                                   for r in W.COMMANDS]
     assert served["flags"] == [list(r) for r in W.FLAGS]
@@ -142,7 +154,7 @@ def test_a_shoe_whose_role_or_flags_differ_for_a_command_is_refused_in_one_line(
 
 
 def test_a_shoe_that_serves_no_roles_or_flags_is_refused():
-    served = json.loads(W.catalogue_json())
+    served = json.loads(K.catalogue_json())
     del served["commands"]
     with pytest.raises(UserError, match="for the command identify: the shoe has no role or "
                                         "flags for it, this host role public, flags "
@@ -154,14 +166,13 @@ def test_a_shoe_with_a_command_more_is_accepted_and_one_without_one_refused():
     more = '''    (25, "extra", ROLE_TABLE, 0, "B", "x", "", ""),\n)\n# the columns of a row'''
     with open(os.path.join(ROOT, "protocol", "wire.py"), encoding="utf-8") as f:
         src = f.read()
-    ns = {"__name__": "patched_wire"}
-    exec(compile(src.replace(")\n# the columns of a row", more, 1), "wire.py", "exec"), ns)
-    FakeShoe(ns["catalogue_json"]()).identify()  # a command this host never sends: no matter
-    served = json.loads(W.catalogue_json())
+    # a command this host never sends: no matter
+    FakeShoe(served_by(src.replace(")\n# the columns of a row", more, 1))).identify()
+    served = json.loads(K.catalogue_json())
     served["messages"] = [m for m in served["messages"] if m[1] != "bet"]
     with pytest.raises(UserError, match="the command bet: the shoe has none"):
         check_catalogue(served, "0.0.1")
-    served = json.loads(W.catalogue_json())
+    served = json.loads(K.catalogue_json())
     for m in served["messages"]:
         if m[1] == "move" and m[2] == "event":
             m[4] = ["card", "from", "to"]

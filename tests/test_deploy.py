@@ -234,6 +234,9 @@ def test_the_shoe_s_wire_module_is_the_codec_without_the_prose(tmp_path):
     command table carries names, formats, roles and flags but no prose (facedown.spec keeps
     it, by name), nor the SPEC generator; the catalogue it serves is the host's, byte for
     byte."""
+    import types
+
+    import catalogue
     import wire as W
 
     from facedown import spec
@@ -242,7 +245,11 @@ def test_the_shoe_s_wire_module_is_the_codec_without_the_prose(tmp_path):
         src = f.read()
     ns = {"__name__": "shoe_wire"}
     exec(compile(src, "wire.py", "exec"), ns)
-    assert ns["catalogue_json"]() == W.catalogue_json()
+    cat = {"__name__": "shoe_catalogue"}  # protocol/catalogue.py over the shoe's tables
+    with open(os.path.join(ROOT, "protocol", "catalogue.py"), encoding="utf-8") as f:
+        exec(compile(f.read(), "catalogue.py", "exec"), cat)
+    cat["W"] = types.SimpleNamespace(**ns)
+    assert cat["catalogue_json"]() == catalogue.catalogue_json()
     assert ns["COMMANDS"] == W.COMMANDS and ns["EVENTS"] == W.EVENTS
     assert "catalogue_markdown" not in ns and "update_spec" not in ns
     for _cid, _name, _way, _fmt, doc in spec.MESSAGES:  # no sentence of the prose is there

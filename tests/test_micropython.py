@@ -299,3 +299,35 @@ def test_random_scenarios_same_record_under_micropython():
           "ordered pairs of procedures" % (len(got), several, len(pairs)))
     assert several >= len(composed) // 2
     assert len(pairs) >= 60, sorted(pairs)
+
+
+def test_asking_a_hand_if_it_deals_allocates_nothing_under_micropython():
+    """play.dealing(h), which the idle loop asks of the hand in progress (the status LED):
+    shoe.hand is imported with the first hand, not at boot, so dealing() imports it where it
+    asks, and must not allocate there (`from shoe.hand import DEALING` in a function allocates
+    at each call on MicroPython; `import shoe.hand` does not). Also: importing the device
+    leaves the engine's table out of sys.modules until a hand is made."""
+    script = (
+        "import gc, sys\n"
+        "import device\n"
+        "print('loaded', 'shoe.hand' in sys.modules)\n"
+        "import play\n"
+        "import shoe.hand\n"
+        "class H:\n"
+        "    status = shoe.hand.DEALING\n"
+        "h = H()\n"
+        "def ask():\n"
+        "    for i in range(1000):\n"
+        "        play.dealing(h)\n"
+        "        play.dealing(None)\n"
+        "ask()\n"
+        "a = 0\n"  # (a new global would grow the module's dict inside the measure)
+        "gc.collect()\n"
+        "gc.disable()\n"
+        "a = gc.mem_alloc()\n"
+        "ask()\n"
+        "print('allocated', gc.mem_alloc() - a, play.dealing(h))\n")
+    proc = subprocess.run([tool("micropython"), "-X", "heapsize=192K", "-c", script],
+                          cwd=sim_image(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert proc.stdout.split() == ["loaded", "False", "allocated", "0", "True"], proc.stdout

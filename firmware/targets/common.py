@@ -13,11 +13,15 @@ module("version.py")  # the release's version (identify)
 module("rare.py")  # the device's rare paths, imported on demand
 module("history.py")  # the history command, imported on demand
 module("link.py")
-module("session.py")
+module("session.py")  # the sessions: each ACMD checked
+module("login.py")  # the challenge and login commands, imported on demand
 module("integrity.py")
 module("journal.py")
+module("journalread.py")  # the journal read back: at power-up and for history, resume, verify
+module("journalrec.py")  # the journal's record format (journal.py and journalread.py)
 module("crc.py")  # the CRC-16 of the journal, the reader's lines and the protocol
 module("caps.py")  # the protocol's capability bits (the hardware faces bring theirs)
+module("catalogue.py")  # protocol/catalogue.py: identify's catalogue, imported on demand
 module("recorder.py")
 module("audit.py")
 module("panel.py")

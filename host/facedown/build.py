@@ -3,8 +3,8 @@ less RAM than compiling source at import), main.py kept as source to boot from.
 
 build_image(dest, march, target=) lays out what a target's shoe holds: the files its manifest
 (firmware/targets/<target>.py: TARGETS) names, from firmware/* at the root, protocol/wire.py
-(compiled: wire.mpy, as it is: its tables carry no prose, facedown.spec has it), protocol/crc.py
-and protocol/caps.py, and hardware/pinmap.json. A Pico's image
+(compiled: wire.mpy, as it is: its tables carry no prose, facedown.spec has it), protocol/crc.py,
+protocol/caps.py and protocol/catalogue.py, and hardware/pinmap.json. A Pico's image
 ("pico") carries no simulator code, the virtual shoe's ("sim") no rp2 hardware face. Each .mpy embeds its path in the image (mpy-cross -s), not the build
 folder's, so the same sources and mpy-cross give the same bytes wherever they are built
 (facedown verify compares hashes)."""
@@ -75,6 +75,7 @@ def image_sources(root=ROOT):
             (os.path.join(protocol, "wire.py"), "wire.py"),
             (os.path.join(protocol, "crc.py"), "crc.py"),
             (os.path.join(protocol, "caps.py"), "caps.py"),
+            (os.path.join(protocol, "catalogue.py"), "catalogue.py"),
             (os.path.join(root, "hardware", "pinmap.json"), "pinmap.json"),
             (os.path.join(root, "hardware", "fastpath.json"), "fastpath.json"),
             (os.path.join(root, "hardware", "pinmap.json"), BOARD)]

@@ -11,7 +11,7 @@ import time
 
 import serial
 
-from .engine import wire
+from .engine import catalogue, wire
 from .errors import UserError
 
 W = wire()
@@ -491,9 +491,9 @@ _DIGEST = []
 
 
 def own_digest():
-    """The digest of this host's catalogue (wire.catalogue_digest), as a shoe's opens with."""
+    """The digest of this host's catalogue (catalogue.catalogue_digest), as a shoe's opens with."""
     if not _DIGEST:
-        _DIGEST.append(json.loads(W.catalogue_json())["digest"])
+        _DIGEST.append(json.loads(catalogue().catalogue_json())["digest"])
     return _DIGEST[0]
 
 
@@ -538,7 +538,7 @@ def check_catalogue(served, firmware="?"):
     theirs = {}
     for row in served.get("messages") or ():
         theirs[(row[1], row[2])] = row
-    own = json.loads(W.catalogue_json())
+    own = json.loads(catalogue().catalogue_json())
     for row in own["messages"]:
         name, way = row[1], row[2]
         other = theirs.get((name, way))

@@ -46,6 +46,12 @@ def wire():
     return firmware.load("wire")
 
 
+def catalogue():
+    """The catalogue document identify serves (protocol/catalogue.py, as facedown.fw.catalogue;
+    over wire's tables)."""
+    return firmware.load("catalogue")
+
+
 def find_micropython():
     """Path of the MicroPython unix port: $FACEDOWN_MICROPYTHON, next to sys.executable (the
     venv's bin), else on PATH."""
