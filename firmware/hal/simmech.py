@@ -39,7 +39,7 @@ RANDOM = ((DOUBLE_FEED, 0), (BOXED, 0), (JAM, 1), (JAM, UNTIL_CLEARED), (LID_OPE
 
 
 class SimMech:
-    def __init__(self):
+    def __init__(self, revision_d=None):
         self.stack = []          # physical magazine, top card at the end
         self.misrouted = False   # the last feed's card went to the other route (NOTICED_*)
         self.feeds = 0           # feeds in the current step
@@ -60,7 +60,8 @@ class SimMech:
         self.world = None        # file keeping what sits at the output across power cuts
         self.delivered = []      # cards already out (found after a power cut), fed first
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
-        self.revision_d = None   # the pipelined loader (hal/simfast.py): None, from the pin map
+        self.revision_d = revision_d  # the pipelined loader (hal/simfast.py); None: from the
+        # pin map, read at the first reshuffle
         self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
         self.shuffle_realtime = False  # ... waited out on the clock (FACEDOWN_SIM shuffle_time)
         self.log = None          # (message) -> the shoe's log (the virtual shoe's SimHal.log)
@@ -126,9 +127,9 @@ class SimMech:
         """The simulated carousel, at the first reshuffle: revision D's pipelined loader
         (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's."""
         if self.revision_d is None:
-            from hal.simfast import fitted
+            from hal.simstops import loader_fitted  # (not simfast: revision B never loads it)
 
-            self.revision_d = fitted()
+            self.revision_d = loader_fitted()
         if self.revision_d:
             from hal.simfast import FastCarousel, model
             from hal.simstops import pinmap

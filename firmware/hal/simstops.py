@@ -60,9 +60,7 @@ def pinmap(paths=None):
     else the checkout's hardware/pinmap.json."""
     import json
 
-    if paths is None:
-        here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
-        paths = ("pinmap.json", here + "/../../hardware/pinmap.json")
+    paths = paths or _paths()
     for path in paths:
         try:
             f = open(path)
@@ -74,6 +72,46 @@ def pinmap(paths=None):
             f.close()
     raise OSError("no pin map at %s: the simulated faults take their timing from it" % (
         " or ".join(paths)))
+
+
+def _paths():
+    here = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
+    return ("pinmap.json", here + "/../../hardware/pinmap.json")
+
+
+def loader_fitted(paths=None):
+    """The pin map (pinmap.json where the firmware runs, else the checkout's) says the shoe has
+    revision D's loader. Only its `loader` section's `fitted` is read, in small pieces: the
+    whole map does not fit the unix port's small heaps beside the engine."""
+    for path in paths or _paths():
+        try:
+            f = open(path)
+        except OSError:
+            continue
+        try:
+            return _fitted(f)
+        finally:
+            f.close()
+    return False
+
+
+def _fitted(f):
+    text = ""
+    at = -1
+    while True:  # up to the section's "fitted" (pins.py requires it), then its value
+        chunk = f.read(256)
+        text = text[-64:] + chunk
+        if at < 0:
+            at = text.find('"loader"')
+            if at >= 0:
+                text = text[at:]
+        if at >= 0:
+            i = text.find('"fitted"')
+            if i >= 0 and ("," in text[i:] or "}" in text[i:]):
+                value = text[i + 8:].lstrip(" :\n")
+                return value.startswith("true")
+        if not chunk:
+            return False
 
 
 _FIGURES = []
