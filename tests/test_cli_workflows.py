@@ -298,6 +298,8 @@ def test_a_long_profile_name_is_cut_and_the_user_told(sim, tmp_path):
 def test_house_overrides_too_long_for_a_frame_are_one_line(sim):
     ok(run("--port", sim.port, "login", "--role", "maintenance"))
     run("--port", sim.port, "end")
+    # a table configured first (run alone, or first on its worker, the module's shoe has none)
+    ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6"))
     before = json.loads(ok(run("--port", sim.port, "status", "--json")))["config"]
     many = sum((["--house", h] for h in (
         "draw_reshuffle_own_discards=true", "flop4_pick_is_turn_burn=false",
