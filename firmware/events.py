@@ -41,9 +41,9 @@ class Events:
             elif op == OP_PROC:
                 c["procedures"] += 1
             elif op == OP_STATUS:
-                import shoe.progress  # (the hand's statuses: a small module, not the engine)
+                import shoe.hand  # (a hand's entry: shoe.hand is in the heap)
 
-                if entries[i + 1] == shoe.progress.MISDEAL:
+                if entries[i + 1] == shoe.hand.MISDEAL:
                     c["misdeals"] += 1
                     if audit:
                         self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (

@@ -223,15 +223,6 @@ def restore(dev):
     oh = j.hand if j.hand is not None else j.last
     if oh is None:
         return
-    if j.hand is None:  # the last hand is over: its events are held until the host has them,
-        # and nothing of it is dealt again, so the engine is not loaded for it (it loads with
-        # the next hand: docs/deploy.md, "The memory budget"); the journal keeps its record
-        dev._count(oh.entries, audit=False)
-        dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
-        dev.logged = len(oh.entries) // 4
-        if oh.reply is not None:
-            dev.replies = [oh.reply]
-        return
     caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
     settle = dev.mech.inspect() if caught else []  # what the output sensor and reader see
     try:
