@@ -42,7 +42,7 @@ import tempfile
 from facedown.build import PICO, SIM, build_image
 from facedown.deploy import ROMFS_IMAGE, fit, lfs_blocks, romfs_image
 from facedown.firmware import ROOT
-from facedown.virtualshoe import find_micropython
+from facedown.virtualshoe import HEAP as VIRTUAL_SHOE_HEAP, find_micropython
 
 
 def _fake_board_figure(name):
@@ -62,7 +62,10 @@ PICO_HEAP = _fake_board_figure("HEAP_POOL")
 PICO_BASE = PICO_HEAP - _fake_board_figure("HEAP_FREE_AT_REPL")  # the bare REPL's share
 STOCK_BLOCKS = 352       # the stock RPI_PICO storage region: 1408 KB of 4 KB blocks
 SMALL_BLOCKS = 48        # the 192 KB filesystem the old docs' _boot.py made
-HEAPS = ("192K", "256K", "320K")  # 320K: what the virtual shoe runs with
+# the session's heaps; the last is what the virtual shoe runs with (host/facedown/virtualshoe.py,
+# HEAP: the unix port's edge is ragged with the heap's fragmentation, so the session is held to
+# work at the virtual shoe's own heap, and the smaller ones are figures)
+HEAPS = ("192K", "256K", "320K", VIRTUAL_SHOE_HEAP)
 DATA = ("flash.bin", "device_id", "world.txt", "shoe.log", "auth.fail", "boots", "counters",
         "audit.log", "audit.old", "manifest.seen", "maint.actor")
 
@@ -268,6 +271,7 @@ import sys
 sys.path.insert(0, "fakes")
 import machine
 import rp2
+JOURNAL_AT = 1024 * 1024  # the journal's partition in the storage (board.py)
 ROM = "rom" in sys.argv
 MODULES = "modules" in sys.argv  # each module's own import cost (a hook on __import__)
 LARGEST = "largest" in sys.argv  # the largest free block after boot (a bytearray bisection)
@@ -275,6 +279,18 @@ if ROM:  # the modules from a ROMFS image, executed in place (its bytes are flas
     import vfs
     with open("ROMFS_IMAGE", "rb") as f:
         IMAGE = f.read()
+if "service" in sys.argv:  # a shoe in service: its journal partition holds finished hands
+    # (the host face's session's flash.bin, written into the fake chip before the figures)
+    with open("service.bin", "rb") as f:
+        k = 0
+        while True:
+            data = f.read(rp2.SECTOR)
+            if not data:
+                break
+            if data != b"\xff" * len(data):
+                rp2.chip.sector(JOURNAL_AT + k * rp2.SECTOR)[:] = data
+            k += 1
+    data = None
 gc.collect()
 H0 = gc.mem_alloc()
 OUT = {}
@@ -338,7 +354,7 @@ def largest_free():
 
 try:
     from hal.rp2 import Rp2Hal
-    hal = Rp2Hal(clock=machine.Clock(), journal=rp2.Flash(start=1024 * 1024))  # board.py
+    hal = Rp2Hal(clock=machine.Clock(), journal=rp2.Flash(start=JOURNAL_AT))  # board.py
     OUT["hal"] = live()
     OUT["carousel"] = hal.carousel is not None
     from integrity import boot
@@ -362,6 +378,7 @@ try:
     dev = Device(hal, checked)
     lk = Link(Port(), dev, hal.clock, hal.caps)
     OUT["boot"] = live()
+    OUT["booted"] = [m for m in sys.modules if m not in ("machine", "rp2")]  # (the restore's too)
     if MODULES:
         builtins.__import__ = _import
         OUT["own"] = OWN
@@ -526,7 +543,7 @@ def run_mp(folder, heapsize, quick=False):
     return {"ok": False, "error": (proc.stderr or proc.stdout).strip()[-300:]}
 
 
-def smallest_heap(folder, lo=16, hi=320, step=4):
+def smallest_heap(folder, lo=16, hi=int(VIRTUAL_SHOE_HEAP[:-1]), step=4):
     """The smallest -X heapsize (KB, a multiple of step) the session completes in."""
     if not run_mp(folder, "%dK" % hi, quick=True).get("ok"):
         return None
@@ -566,9 +583,12 @@ def main():
             provision(folder)
         runs = {h: run_mp(host, h, quick=args.quick) for h in
                 (HEAPS[-1:] if args.quick else HEAPS)}
+        # a shoe restarted between hands: the last session's journal (3 hands, ended)
+        shutil.copy(os.path.join(host, "flash.bin"), os.path.join(face, "service.bin"))
         minimum = None if args.quick else smallest_heap(host)
         hal = run_pico(face)
         rom = run_pico(face, rom=True)
+        service = run_pico(face, mode="service")
         ref = runs[HEAPS[-1]]
         est = estimate(ref, sizes, hal, minimum, rom)
         own = per_module(run_pico(face, mode="modules"), sizes)
@@ -581,6 +601,7 @@ def main():
     total = sum(sizes.values())
     out = {"flash": {"files": sizes, "mpy_bytes": mpy, "total_bytes": total, "littlefs": lfs},
            "runs": runs, "smallest_heap_kb": minimum, "hal": hal, "romfs": rom, "estimate": est,
+           "in_service": service,
            "modules32": own,
            "pico_heap_bytes": PICO_HEAP}
     if args.json:
@@ -627,7 +648,7 @@ def main():
         print(line)
     if not args.quick:
         print("  smallest heap the session runs in: %s" % ("%d KB" % minimum if minimum else
-                                                            "over 256 KB"))
+                                                            "over %s" % VIRTUAL_SHOE_HEAP))
     if est:
         print()
         print("64-bit vs the Pico's 32-bit heap (measured here / MicroPython's layout on 32 bits):")
@@ -650,6 +671,14 @@ def main():
                       else ""))
         else:
             print("  the Pico's face could not be booted: %s" % hal.get("error"))
+        if "boot" in service:
+            extra = [m for m in service["booted"] if m not in hal.get("booted", ())]
+            print("  a shoe in service (restarted with the session's 3 finished hands in its "
+                  "journal): after boot %s here (%+d B), modules it adds: %s" % (
+                      kb(service["boot"]), service["boot"] - hal.get("boot", 0),
+                      ", ".join(extra) or "none"))
+        else:
+            print("  a shoe in service could not be booted: %s" % service.get("error"))
         print()
         print("Pico estimate (the Pico's face at boot, modules x%.2f and state x%.1f .. x%.1f; "
               "a hand adds what it adds here: the modules it loads ~%s, the rest x%.1f .. x%.1f):"

@@ -41,9 +41,9 @@ class Events:
             elif op == OP_PROC:
                 c["procedures"] += 1
             elif op == OP_STATUS:
-                import shoe.hand  # (a hand's entry: shoe.hand is in the heap)
+                import shoe.progress  # (the hand's statuses: a small module, not the engine)
 
-                if entries[i + 1] == shoe.hand.MISDEAL:
+                if entries[i + 1] == shoe.progress.MISDEAL:
                     c["misdeals"] += 1
                     if audit:
                         self.audit.add(self.actor(), "misdeal", "hand %d: %s" % (

@@ -64,6 +64,7 @@ class Journal:
         self.chain = ZERO_HASH      # hash of the last closed hand
         self.hand = None            # the open hand (OpenHand) or None
         self.last = None            # the last closed hand (OpenHand), for resending its events
+        self.dealt = False          # a hand began after the configuration (its button moves)
         self.seq = 0                # the head block's sequence number
         self.block = 0              # head block
         self.off = 0                # append offset in the head block
@@ -201,6 +202,7 @@ class Journal:
     def set_config(self, text):
         self._append(R_CONFIG, text.encode())
         self.config = text
+        self.dealt = False
 
     def begin_hand(self, number, config_text):
         first = self.event_next
@@ -208,6 +210,7 @@ class Journal:
         self.hand = OpenHand(number, first, config_text, p)
         self.hand_loc = self._append(R_HAND, p)
         self.hand_no = number
+        self.dealt = True
         return first
 
     def commit(self, entries, image_pairs, feeding=-1, reply=None):

@@ -164,7 +164,9 @@ def _resync(j, block, off):
 def _apply(j, t, p):
     if t == R_CONFIG:
         j.config = p.decode()
+        j.dealt = False
     elif t == R_HAND:
+        j.dealt = True
         j.hand_no = _u16(p, 0)
         first = _u32(p, 2)
         j.hand = OpenHand(j.hand_no, first, p[6:].decode(), p)

@@ -12,12 +12,14 @@ import json
 
 import wire
 from version import VERSION as FIRMWARE_VERSION
-from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why, dealing
+from play import CommandError, HELD_HANDS, _NoRandom, _entropy_why, _next_seat, dealing
 from journal import CONFIG_MAX
 from shoe import cards as C
 from shoe import faults as F
 from shoe import games as G
 from shoe.errors import ShoeError
+from shoe.progress import MISDEAL
+from shoe.zones import OP_STATUS
 
 # sim_fault kinds armed on the mechanism as they are named; and feed_jam, the mechanism's jam
 # (the wire's "jam" is the disordered stub, RP-4)
@@ -223,6 +225,20 @@ def restore(dev):
     oh = j.hand if j.hand is not None else j.last
     if oh is None:
         return
+    if j.hand is None:  # the last hand is over: its events are held until the host has them,
+        # and nothing of it is dealt again, so the engine is not loaded for it (it loads with
+        # the next hand: docs/deploy.md, "The memory budget"); the journal keeps its record
+        dev._count(oh.entries, audit=False)
+        dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
+        dev.logged = len(oh.entries) // 4
+        if oh.reply is not None:
+            dev.replies = [oh.reply]
+        if j.dealt and dev.config is not None and dev.config[2]:  # not configured since: the
+            # next hand's button follows this hand's, as when the hand is in the heap (play.py)
+            button = json.loads(oh.config)[2]
+            dev.config[2] = button if _last_status(oh.entries) == MISDEAL else \
+                _next_seat(dev.config[1], button)
+        return
     caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
     settle = dev.mech.inspect() if caught else []  # what the output sensor and reader see
     try:
@@ -241,6 +257,8 @@ def restore(dev):
         dev.hal.log("journal: hand %d cannot be rebuilt (%r)" % (oh.number, e))
         return
     dev.hand = hand
+    if dev.config is not None and hand.button:  # (the journal's is the configured button)
+        dev.config[2] = hand.button
     dev._count(oh.entries, audit=False)  # the counters were saved when this hand began
     dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
     dev.logged = len(oh.entries) // 4
@@ -264,6 +282,15 @@ def restore(dev):
             _deliver(dev, found)
         dev.collect()
         dev.rec.commit(hand)
+
+
+def _last_status(entries):
+    """The status a hand's entries end with (its last OP_STATUS), None if none."""
+    status = None
+    for i in range(0, len(entries), 4):
+        if entries[i] == OP_STATUS:
+            status = entries[i + 1]
+    return status
 
 
 def _reload(dev, number):

@@ -557,3 +557,27 @@ def test_a_damaged_journal_record_latches_the_sim_until_the_floor_ends_the_hand(
         out = ok(run("--port", sim.port, "status"))
         assert "LATCHED" not in out, out
         assert "DEALING" in ok(run("--port", sim.port, "deal"))
+
+
+def test_a_sim_restarted_between_hands_says_the_hand_is_over_and_moves_the_button(tmp_path):
+    """What the dealer meets after a power cycle between hands: status says the last hand is
+    over and where to read it (it is not rebuilt at power-up) with the next hand's button, its
+    history is whole, and the next deal moves the button on from it."""
+    flash = tmp_path / "flash"
+    with Sim("--flash", flash) as sim:
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        ok(run("--port", sim.port, "config", "--game", "holdem", "--seats", "1-6",
+               "--button", "6"))
+        ok(run("--port", sim.port, "deal"))
+        ended = ok(run("--port", sim.port, "end"))
+        assert "COMPLETE" in ended, ended
+    with Sim("--flash", flash) as sim:
+        out = ok(run("--port", sim.port, "status"))
+        assert out.startswith("hand 1 is over (facedown history --hand 1 shows it); "
+                              "no hand in progress (holdem, seats 1,2,3,4,5,6, button 1"), out
+        ok(run("--port", sim.port, "login", "--role", "maintenance"))
+        shown = ok(run("--port", sim.port, "history", "--hand", "1"))
+        assert "hand 1  [chain ok]" in shown and "COMPLETE" in shown, shown
+        dealt = ok(run("--port", sim.port, "deal"))
+        assert dealt.splitlines()[:2] == [
+            "hand 2", "holdem | Poker TDA 2024 | button 1 | DEALING: before the flop"], dealt

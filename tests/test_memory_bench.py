@@ -2,7 +2,8 @@
 `make test`): the image's littlefs blocks measured on a real VfsLfs2 of the Pico's geometry
 agree with the estimate deploy's fit check uses, the check asks for at least what littlefs
 takes, a 192 KB littlefs cannot hold the image (deploy refuses it), and the stock storage holds
-the image and a journal of at least 200 blocks."""
+the image and a journal of at least 200 blocks; the Pico's face after boot holds neither the
+rare paths nor the engine's table, also when restarted with finished hands in its journal."""
 
 import json
 import os
@@ -28,7 +29,9 @@ def test_memory_benchmark_quick():
     assert small["full_after"] is not None and lfs["fit_needs"] > small["free0"]
     assert isinstance(stock["journal"], int) and stock["journal"] >= 200, stock
     assert stock["free_after_journal"] >= 40
-    assert out["runs"]["320K"]["ok"], out["runs"]
+    from facedown.virtualshoe import HEAP  # the session runs at the virtual shoe's own heap
+
+    assert out["runs"][HEAP]["ok"], out["runs"]
     assert out["pico_heap_bytes"] == 233776  # the pool the real port reports (tests/fakes/machine.py)
     # the Pico's face: its modules' own import costs add up to the heap its imports took (less
     # the hardware layer's objects); the rare paths are not in the heap after boot (the login
@@ -42,3 +45,10 @@ def test_memory_benchmark_quick():
                  "shoe.irregular", "integrity", "hal.pins", "shoe.hand", "shoe.house",
                  "shoe.shuffler", "shoe.rng", "shoe.record", "shoe.snapshot", "shoe.logplay"):
         assert name not in live, name
+    # a shoe in service, restarted between hands (the session's journal: 3 hands, ended), does
+    # not rebuild the last hand: no engine at boot, and its heap is a new shoe's (issue 13)
+    service = out["in_service"]
+    assert "boot" in service, service
+    for name in ("shoe.hand", "shoe.house", "shoe.shuffler", "shoe.record", "recorder"):
+        assert name not in service["booted"], name
+    assert service["boot"] <= hal["boot"] + 2048, (service["boot"], hal["boot"])

@@ -167,7 +167,9 @@ def test_lossy_line_120_hands(tmp_path):
         assert sum(d["dropped"] for d in line.values()) > 0
 
 
-def test_power_cycle_mid_hand_resumes_without_gap_or_duplicate():
+@contextlib.contextmanager
+def power_cycled_table(mask, seats):
+    """A virtual shoe configured for hold'em, its client, and the event numbers delivered."""
     delivered = []
 
     def on_event(number, hand, entry):
@@ -176,7 +178,85 @@ def test_power_cycle_mid_hand_resumes_without_gap_or_duplicate():
     with VirtualShoe() as shoe:
         shoe.start(ready_line="ready", timeout=20)
         c = shoe.connect(timeout=30, on_event=on_event)
-        c.call("config", "holdem", 0b1111111110, 9, "tda2024", "{}")
+        c.call("config", "holdem", mask, seats, "tda2024", "{}")
+        yield shoe, c, delivered
+
+
+def test_power_cycle_after_a_finished_hand_keeps_its_events_and_deals_the_next():
+    """A shoe restarted between hands does not rebuild the finished hand (the engine loads with
+    the next hand: issue 13's heap after boot): the hand's events not yet taken are still
+    sent, the status has no table, the history has the hand, and the next hand follows it."""
+    from facedown import history
+
+    with power_cycled_table(0b1111110, 6) as (shoe, c, delivered):
+        c.call("hand", 0)
+        c.call("deal", 0)
+        c.call("end")
+        last = c.call("status", 0xFFFF)[1] - 1  # (the events made, not all of them taken)
+        kept = history.fetch(c, 1)
+        shoe.restart(ready_line="ready", timeout=20)
+        c.resume()
+        assert c.sync() == last
+        st = c.status()
+        assert "table" not in st and st["hand"] == 1 and st["configured"], st
+        assert history.stored(c)[0] == [1] and history.fetch(c, 1) == kept
+        assert history.parse(kept)["closed"]
+        c.call("hand", 0)
+        c.call("deal", 0)
+        st = c.status()
+        assert st["hand"] == 2 and st["table"]["status"] == "dealing", st
+        c.call("end")
+        upto = c.sync()
+        assert history.stored(c)[0] == [1, 2]
+    assert delivered == list(range(delivered[0], upto + 1))  # no gap, no duplicate
+
+
+def test_the_button_moves_on_across_power_cycles_between_and_within_hands():
+    """The next hand's button follows the last hand's whatever the power did between them: a
+    finished hand (not rebuilt at power-up) moves it on, a misdeal keeps it (TDA 35-C), a hand
+    rebuilt mid-deal moves it on from its own button, not from the configured one; a config
+    after the last hand sets it again."""
+    def button():
+        return c.status()["table"]["button"]
+
+    with power_cycled_table(0b1111110, 6) as (shoe, c, delivered):  # seats 1-6, button 6
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 6
+        c.call("end")
+        shoe.restart(ready_line="ready", timeout=20)
+        c.resume()
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 1  # moved on from hand 1's
+        c.call("report", 3, 0, 0)  # a misdeal: the same button re-deals
+        shoe.restart(ready_line="ready", timeout=20)
+        c.resume()
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 1
+        c.call("end")
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 2
+        shoe.restart(ready_line="ready", timeout=20)  # mid-hand: hand 4 is rebuilt
+        c.resume()
+        assert button() == 2
+        c.call("end")
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 3
+        c.call("end")
+        c.call("config", "holdem", 0b1111110, 6, "tda2024", "{}")  # configured again: 6
+        shoe.restart(ready_line="ready", timeout=20)
+        c.resume()
+        c.call("hand", 0)
+        c.call("deal", 0)
+        assert button() == 6
+
+
+def test_power_cycle_mid_hand_resumes_without_gap_or_duplicate():
+    with power_cycled_table(0b1111111110, 9) as (shoe, c, delivered):
         c.call("hand", 0)
         c.call("deal", 0)
         c.call("street")

@@ -446,8 +446,10 @@ def show(client, args, before=None):
     table = st.get("table")
     if table is None:
         cfg = st.get("config")
-        print("hand %d: no hand in progress%s" % (st["hand"], "" if cfg is None else
-                                                   " (%s)" % config_line(cfg)))
+        last = st["hand"]  # (a shoe restarted between hands shows no table: the journal's)
+        print("%sno hand in progress%s" % (
+            "hand %d is over (facedown history --hand %d shows it); " % (last, last) if last else "",
+            "" if cfg is None else " (%s)" % config_line(cfg)))
         if st.get("latched"):
             print("FAULT LATCHED: %s: the floor clears it with end" % st["latched"])
         return 0
