@@ -51,7 +51,10 @@ FIGURES = {
                  r"the table waits for the opening shuffle %s s a hand \(0 s in \d+ of" % NUMBER,
                  r"== revision D \(the pipelined loader",
                  r"revision D reshuffle time spread over 4 plans: \d+ us",
-                 r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands"],
+                 r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands",
+                 r"the power-up, before any command: %s s \(the homing turn\), %s s when" % (
+                     NUMBER, NUMBER),
+                 r"the longest a dealing command waited for the mechanism: \d+ ms"],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
 }
