@@ -28,7 +28,10 @@ baseline in the same run, for the tree of hardware/table.json's `baseline` commi
 before issue 19: taken out of git into a temporary folder; its firmware measured in a process
 of its own; the same hands played).
 
-    .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--quick]
+    .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--world-plans N] [--quick]
+
+--world-plans N: the fake world's spread (2, revision B's and the baseline's Pico firmware on
+the PIO timing model, the slow part of a full run) over N plans instead of --plans.
 
 --quick (run by `make test`): 40 hands, 4 plans.
 """
@@ -456,6 +459,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hands", type=int, default=300, help="hands played for the hour")
     ap.add_argument("--plans", type=int, default=1000, help="plans for the timing spread")
+    ap.add_argument("--world-plans", type=int, default=None,
+                    help="plans for the fake world's spread (revision B, the baseline); "
+                         "default --plans")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--quick", action="store_true", help="40 hands, 4 plans (`make test`)")
     ap.add_argument("--mechanism", metavar="ROOT", help=argparse.SUPPRESS)
@@ -476,7 +482,7 @@ def main():
     designs = ("now", "baseline")
     res = {}
     for name, root in (("now", ROOT), ("baseline", base_root)):
-        fig = mechanism(root, args.plans)
+        fig = mechanism(root, args.plans if args.world_plans is None else args.world_plans)
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
     two_hands = play_hour(args.hands, args.seed, two_decks=True)
     res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
