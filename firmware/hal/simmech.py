@@ -62,7 +62,8 @@ class SimMech:
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
         self.revision_d = revision_d  # the pipelined loader (hal/simfast.py); None: from the
         # pin map, read at the first reshuffle
-        self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
+        self.shuffle_us = 0      # time the carousel held the mechanism (revision D's timed
+        #                          loader; not the next deck's unloading turn, on its own)
         self.boot_us = 0         # ... at power-up: homing, and the purge of cards a power cut
         #                          left in the pockets (revision D: before any command)
         self.left_in_pockets = None  # the simulator's world: {pocket: card} a power cut left
