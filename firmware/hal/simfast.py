@@ -11,10 +11,11 @@
 #   out in the pocket before the parking window, and so on), so that the unloading, one
 #   non-stop turn from the parking window (pockets never loaded: the gate opens under them),
 #   drops the plan's order: the tray's stack is what revision B's carousel leaves;
-# - at power-up, before the shoe takes its first command (SimMech.power_up, from the HAL), the
-#   homing turn (a whole turn, padded) and, only when the pocket sensor sees cards a power cut
-#   left in them, one unloading turn that empties them onto the shuffle tray: no reshuffle
-#   carries either (a loader that did not home at power-up homes at its first reshuffle);
+# - at power-up, before the shoe takes its first command, the homing turn (a whole turn,
+#   padded) and, only when the pocket sensor sees cards a power cut left in them, one unloading
+#   turn that empties them onto the shuffle tray: no reshuffle carries either (SimMech.power_up,
+#   run as the simulator makes its carousel, at the mechanism's first use, and counted as the
+#   boot's; a loader that did not home at power-up homes at its first reshuffle);
 # - the next deck's unloading turn (two decks) runs on its own: the ring's stepper and the
 #   gate need neither the card path nor the link, so a dealing command is not held by it; the
 #   carousel's next user (the next deck's loading, an in-hand reshuffle) waits for what is left
