@@ -18,15 +18,20 @@
 
 4. Revision D (the pipelined loader, designed: hardware/SHUFFLER.md), in the simulator's timing
    model (firmware/hal/fastpath.py with hardware/fastpath.json's sourced figures): the same
-   reshuffles, their spread over --plans plans to the model's grain (1 us), and the table's
-   hour with one deck and with two (the opening wait a hand, and its bound).
+   reshuffles, the power-up's homing turn and purge (before any command: no reshuffle carries
+   them), their spread over --plans plans to the model's grain (1 us), and the table's hour
+   with one deck and with two (the opening wait a hand, and its bound; the longest a dealing
+   command waits for the mechanism, on a timeline of each hand: deal_waits).
 
 Every figure is given for the shoe as designed (this tree's firmware and pin map) and, as the
 baseline in the same run, for the tree of hardware/table.json's `baseline` commit (revision B
 before issue 19: taken out of git into a temporary folder; its firmware measured in a process
 of its own; the same hands played).
 
-    .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--quick]
+    .venv/bin/python benchmarks/table.py [--hands N] [--plans N] [--world-plans N] [--quick]
+
+--world-plans N: the fake world's spread (2, revision B's and the baseline's Pico firmware on
+the PIO timing model, the slow part of a full run) over N plans instead of --plans.
 
 --quick (run by `make test`): 40 hands, 4 plans.
 """
@@ -185,21 +190,29 @@ def fast_path(plans, seed="fastpath"):
         return got, r
 
     def fig(n, power_up=False, purge=False):
+        """The simulator homes at power-up, and purges there the cards a power cut left in
+        the pockets: its reshuffles carry neither (the model's reshuffle without them), the
+        power-up's time is the model's power_up_us. carried_s: the same reshuffle on a loader
+        that homes and purges in its first reshuffle instead (the model's)."""
         mech = shoe()
         if purge:
-            mech.make_carousel(60).pockets[7] = 12  # a power cut left a card in pocket 7
+            mech.left_in_pockets = {7: 12}  # a power cut left a card in pocket 7
         if not power_up:
-            measured(mech, n, (True, purge))
-        got, r = measured(mech, n, (power_up, purge))
+            measured(mech, n, (False, False))
+        got, r = measured(mech, n, (False, False))
+        if mech.boot_us != m.power_up_us(purge):
+            disagree.append((n, "power-up", mech.boot_us, m.power_up_us(purge)))
+        carried = m.reshuffle(list(range(n)), 0, power_up, purge)["total_us"]
         return {"total_s": got / 1e6, "unload_s": r["unload_us"] / 1e6,
                 "load_s_per_card": r["cycle_us"] / 1e6, "first_card_s": r["first_card_us"] / 1e6,
-                "model_s": r["total_us"] / 1e6}
+                "model_s": r["total_us"] / 1e6, "boot_s": mech.boot_us / 1e6,
+                "carried_s": carried / 1e6}
 
     out = {"r52": (fig(52, True), fig(52)), "r40": (fig(40, True), fig(40)),
            "r52_purge": fig(52, True, True), "r40_purge": fig(40, True, True)}
     totals, worst = [], 0
     mech = shoe()
-    measured(mech, 52, (True, False))
+    measured(mech, 52, (False, False))
     for _ in range(plans):
         got, r = measured(mech, 52, (False, False))
         totals.append(got)
@@ -207,6 +220,8 @@ def fast_path(plans, seed="fastpath"):
     if disagree:
         raise SystemExit("revision D: the simulator and the model disagree (n, args, simulator "
                          "us, model us): %r" % disagree[:5])
+    out.update({"unload_turn_s": m.unload_us() / 1e6, "first_card_s": m.reshuffle([0])["load_us"] / 1e6,
+                "deal_wait_bound_s": m.deal_wait_us() / 1e6})
     out.update({"spread_us": max(totals) - min(totals), "plans": plans,
                 "worst_move_ms": worst / 1e3, "move_bound_ms": m.move_bound_us / 1e3,
                 "cycle_ms": m.cycle_us / 1e3, "feed_steps_per_s": m.feed_v,
@@ -326,9 +341,52 @@ def play_hour(hands, seed, two_decks=False, revision_d=False):
         if t.dev.hand is not None and t.dev.hand.status == 0:
             t.call("end")
         t.hand["stop_ms"] = t.mech.spent_ms
+        if revision_d and t.mech.carousel is not None:  # the carousel's next user waited for
+            t.hand["turn_wait_s"] = t.mech.carousel.turn_wait_us / 1e6  # an unloading turn
         t.dev.ack(t.dev.event_next - 1)  # the host has every event
         out.append(t.hand)
     return out
+
+
+def deal_waits(hands, fm, betting_s, background=True):
+    """Two decks on revision D: the time each of the table's commands waits for the loader, on
+    a timeline of each hand played (the simulator's two-deck shoe): the next deck loads in the
+    gaps after the hand's dealing steps, the players' time (betting_s, half of it after an
+    in-hand reshuffle, as hour() gives the next deck) split evenly over them; the feed picks a
+    card of the gather tray every card cycle, the deck's first card of a gap at its start. A
+    command comes at a gap's end: it waits for the card picked before it to clear the path (the
+    rest of its cycle). When the last card is in (its fall the pipeline's first-card time after
+    its pick), the unloading turn starts: background=True, it runs on its own (hal/simfast.py);
+    False, as before, it holds the path and the link until it ends. Returns (the longest wait
+    in s, the mean in s, commands, commands that waited)."""
+    cyc = fm["r52"][1]["load_s_per_card"]
+    fall = fm["first_card_s"]  # a card's pick to its fall into the pocket, alone
+    turn = fm["unload_turn_s"]
+    worst = total = 0.0
+    count = held = 0
+    for h in hands:
+        k = max(1, h["steps"])
+        idle = betting_s / (2.0 if len(h["reshuffles"]) > (0 if h.get("from_next") else 1)
+                            else 1.0)
+        gap = idle / k
+        left = 52  # the next deck, gathered as the hand starts, loads from its first gap on
+        for _step in range(k):
+            w = 0.0
+            if left > 0 and gap > 0:
+                picks = int(gap // cyc) + (1 if gap % cyc else 0)  # picks at 0, cyc, .. < gap
+                n = min(left, picks)
+                left -= n
+                last = (n - 1) * cyc  # the last pick of the gap
+                w = max(0.0, last + cyc - gap)
+                if left == 0:  # the deck is in: the unloading turn starts as its last card falls
+                    end = last + fall + turn
+                    if not background:
+                        w = max(w, end - gap)
+            worst = max(worst, w)
+            total += w
+            count += 1
+            held += w > 0
+    return worst, total / max(1, count), count, held
 
 
 def _reshuffle_s(fig, n):
@@ -401,6 +459,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hands", type=int, default=300, help="hands played for the hour")
     ap.add_argument("--plans", type=int, default=1000, help="plans for the timing spread")
+    ap.add_argument("--world-plans", type=int, default=None,
+                    help="plans for the fake world's spread (revision B, the baseline); "
+                         "default --plans")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--quick", action="store_true", help="40 hands, 4 plans (`make test`)")
     ap.add_argument("--mechanism", metavar="ROOT", help=argparse.SUPPRESS)
@@ -421,7 +482,7 @@ def main():
     designs = ("now", "baseline")
     res = {}
     for name, root in (("now", ROOT), ("baseline", base_root)):
-        fig = mechanism(root, args.plans)
+        fig = mechanism(root, args.plans if args.world_plans is None else args.world_plans)
         res[name] = {"mechanism": fig, "hour": hour(fig, hands, betting_s)}
     two_hands = play_hour(args.hands, args.seed, two_decks=True)
     res["now"]["two_decks"] = hour(res["now"]["mechanism"], two_hands, betting_s, True)
@@ -433,7 +494,10 @@ def main():
     res["revision_d"] = {"mechanism": fast, "hour": hour(fig_d, d_hands, betting_s),
                          "two_decks": hour(fig_d, d_two, betting_s, True),
                          "hour_shoe_only": hour(fig_d, d_hands, 0.0),
-                         "two_decks_shoe_only": hour(fig_d, d_two, 0.0, True)}
+                         "two_decks_shoe_only": hour(fig_d, d_two, 0.0, True),
+                         "deal_wait": deal_waits(d_two, fast, betting_s),
+                         "deal_wait_blocking": deal_waits(d_two, fast, betting_s, False),
+                         "turn_wait_s": max([h.get("turn_wait_s", 0.0) for h in d_two] + [0.0])}
     base = res["baseline"]
     for name in designs:
         fig, hr = res[name]["mechanism"], res[name]["hour"]
@@ -485,12 +549,17 @@ def main():
           "figures; the model computed on its own agrees to the microsecond)")
     for n in ("52", "40"):
         first, nxt = fm["r" + n]
+        purge = fm["r%s_purge" % n]
         print("reshuffle of %s cards: first after power-up %.1f s, next %.1f s (%.3f s a card, "
               "%.1f s unloading; %.1f s after a power cut left cards in the pockets); "
               "revision B %.1f s, baseline %.1f s"
               % (n, first["total_s"], nxt["total_s"], nxt["load_s_per_card"], nxt["unload_s"],
-                 fm["r%s_purge" % n]["total_s"], res["now"]["mechanism"]["r" + n][1]["total_s"],
+                 purge["total_s"], res["now"]["mechanism"]["r" + n][1]["total_s"],
                  base["mechanism"]["r" + n][1]["total_s"]))
+        print("  the power-up, before any command: %.2f s (the homing turn), %.2f s when a power "
+              "cut left cards in the pockets (+ the purge); a loader that did them in its first "
+              "reshuffle instead: %.1f s, %.1f s"
+              % (first["boot_s"], purge["boot_s"], first["carried_s"], purge["carried_s"]))
     print("card cycle %.1f ms (the carousel's padded quarter turn %.1f ms, the longest real "
           "move %.1f ms, then the card's fall into its pocket); the feed at %.0f steps/s"
           % (fm["cycle_ms"], fm["move_bound_ms"], fm["worst_move_ms"], fm["feed_steps_per_s"]))
@@ -512,6 +581,13 @@ def main():
           "session's first: %.1f s, before the table's first hand can be dealt)"
           % (two["from_next_no_wait"], two["from_next"], two["wait_opening_max_from_next_s"],
              two["hands"] - two["from_next"], fm["r52"][0]["total_s"]))
+    dw, dw_old = d["deal_wait"], d["deal_wait_blocking"]
+    print("  revision D, two decks: the longest a dealing command waited for the mechanism: "
+          "%.0f ms (the card in flight; %.0f ms on average, %d of %d commands waited; the "
+          "unloading turn runs on its own); were the %.1f s turn to hold the path and the link: "
+          "%.1f s (%d commands); the carousel's next user waited for a turn at most %.1f s"
+          % (1000 * dw[0], 1000 * dw[1], dw[3], dw[2], fm["unload_turn_s"], dw_old[0],
+             dw_old[3], d["turn_wait_s"]))
     now = res["now"]["hour"]
     print("ratio to the baseline: hands/hour x%.2f (shoe only), x%.2f (with betting); "
           "52-card reshuffle x%.2f"

@@ -51,7 +51,10 @@ FIGURES = {
                  r"the table waits for the opening shuffle %s s a hand \(0 s in \d+ of" % NUMBER,
                  r"== revision D \(the pipelined loader",
                  r"revision D reshuffle time spread over 4 plans: \d+ us",
-                 r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands"],
+                 r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands",
+                 r"the power-up, before any command: %s s \(the homing turn\), %s s when" % (
+                     NUMBER, NUMBER),
+                 r"the longest a dealing command waited for the mechanism: \d+ ms"],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
 }
@@ -77,3 +80,26 @@ def test_benchmark_quick_mode_completes_and_prints_its_figures(script):
     for figure in FIGURES[script]:
         assert re.search(figure, proc.stdout), "%s printed no %r:\n%s" % (script, figure,
                                                                           proc.stdout)
+
+
+def test_table_deal_waits_times_the_card_in_flight_and_the_turn():
+    """benchmarks/table.py's timeline of a two-deck hand on revision D (deal_waits): a command
+    at a gap's end waits for the card picked before it; the unloading turn holds it only when
+    it runs on the path's time (background=False)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("table_bench", os.path.join(BENCH, "table.py"))
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    fm = {"r52": [None, {"load_s_per_card": 0.3}], "first_card_s": 0.6, "unload_turn_s": 3.0}
+    hand = [{"steps": 1, "reshuffles": [], "from_next": True}]
+    # a 10 s gap: picks at 0, 0.3, .. 9.9 (34 cards); the command at 10 s waits for the last
+    worst, mean, count, held = table.deal_waits(hand, fm, 10.0)
+    assert abs(worst - 0.2) < 1e-9 and count == held == 1
+    # a 16 s gap: all 52 in (the last picked at 15.3 s, in its pocket at 15.9 s), the turn ends
+    # at 18.9 s: on its own the command does not wait; holding the path, 2.9 s
+    assert table.deal_waits(hand, fm, 16.0)[0] == 0.0
+    assert abs(table.deal_waits(hand, fm, 16.0, background=False)[0] - 2.9) < 1e-9
+    # an in-hand reshuffle halves the next deck's time, as hour() gives it
+    half = [{"steps": 1, "reshuffles": [40], "from_next": True}]
+    assert table.deal_waits(half, fm, 20.0) == table.deal_waits(hand, fm, 10.0)

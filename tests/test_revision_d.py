@@ -51,7 +51,7 @@ def revision_d(tmp_path, monkeypatch):
     made = []
     make = simmech.SimMech.make_carousel
 
-    def checked(self, slots):
+    def checked(self, slots=None):
         car = make(self, slots)
         made.append(type(car))
         return car
@@ -124,6 +124,8 @@ def test_a_reshuffle_takes_the_models_time_whatever_the_plan():
 
 
 def test_the_pocket_sensor_purges_only_cards_a_power_cut_left():
+    """A loader that did not home at power-up (the Pico's today) carries the homing turn, and
+    the purge only when cards were left, in its first reshuffle."""
     m = model()
     spent = []
     plan = Plan(list(range(40)), HmacDrbg(seeded_entropy("purge")))
@@ -137,6 +139,62 @@ def test_the_pocket_sensor_purges_only_cards_a_power_cut_left():
     assert spent == [m.reshuffle(fed, 0, True)["total_us"],
                      m.reshuffle(fed, 0, True, True)["total_us"]]
     assert spent[1] - spent[0] == m.unload_us()
+
+
+@pytest.mark.parametrize("n", [52, 40])
+def test_the_power_up_homes_and_purges_before_any_reshuffle(n):
+    """The simulator's shoe homes at power-up, and purges there the cards a power cut left in
+    the pockets (the pocket sensor sees them in the homing turn): the first reshuffle after it
+    is a next one, within the issue's 20 s / 15 s, cards left or not; the power-up's time is
+    the model's (homing, + one unloading turn only when cards were left)."""
+    m = model()
+    plan = Plan(list(range(n)), HmacDrbg(seeded_entropy("power-up/%d" % n)))
+    pockets = m.park_map(plan.drops())
+    fed = [pockets[plan.slot_of(c)] for c in range(n)]
+    got = []
+    for left in (None, {7: 12, 31: 40}):
+        mech = simmech.SimMech(revision_d=True)
+        mech.left_in_pockets = left
+        mech.stack[:] = list(range(n))[::-1]
+        mech.load(list(plan.cards), plan)
+        assert mech.boot_us == m.power_up_us(bool(left))
+        assert mech.shuffle_us == m.reshuffle(fed, mech.carousel.m.park + 1 if left else 0)[
+            "total_us"] == m.reshuffle(fed)["total_us"]
+        assert mech.stack == list(plan.cards)
+        got.append(mech.shuffle_us)
+    assert got[0] == got[1] < (20 if n == 52 else 15) * 10 ** 6
+    assert m.power_up_us(True) - m.power_up_us(False) == m.unload_us()
+
+
+def test_the_next_decks_unloading_turn_holds_no_dealing_command():
+    """Two decks: the next deck's unloading turn runs on its own, so the dealing step after the
+    gap that completed the deck is not held by it (the carousel's foreground time in that step
+    is the gap's loading alone); its time still counts as the loader's; the carousel's next user
+    waits for what is left of it, counted down by the cards dealt meanwhile."""
+    from shoe import cards as C
+
+    m = model()
+    mech = simmech.SimMech(revision_d=True)
+    mech.two_decks()
+    mech.decks.per_gap = 26
+    rng = HmacDrbg(seeded_entropy("turn"))
+    mech.stack[:] = list(range(52))
+    mech.gather(C.deck(C.FULL), rng)
+    mech.begin_step()  # the first gap: 26 cards
+    car = mech.carousel
+    before = mech.shuffle_us
+    mech.begin_step()  # the second: the deck complete, its unloading turn starts
+    assert mech.next_status()["state"] == "ready"
+    held = mech.shuffle_us - before
+    assert held == m.reshuffle(list(range(26)))["load_us"], \
+        "the step was held only by the gap's loading, never by the unloading turn"
+    assert car.turning_us == m.unload_us() and car.busy_us >= held + m.unload_us()
+    for _ in range(5):  # five cards dealt: the turn goes on meanwhile
+        mech.feed(0)
+    assert car.turning_us == m.unload_us() - 5 * m.pick_us
+    car._wait_turn()  # the carousel's next user
+    assert car.turn_waits == 1 and car.turn_wait_us == m.unload_us() - 5 * m.pick_us
+    assert car.turning_us == 0 and m.deal_wait_us() == m.cycle_us < m.unload_us()
 
 
 def test_a_card_caught_in_an_escrow_stops_the_step_and_is_named():
@@ -163,7 +221,7 @@ def test_a_card_caught_in_an_escrow_stops_the_step_and_is_named():
     assert s.status()["fault"] is None
     moved = [e[1] for e in s.events() if e[0] == OP_MOVE]
     assert moved == stub[::-1][:6], "the same cards, in the same order"
-    assert mech.shuffle_us == mech.carousel.busy_us > mech.carousel.last["total_us"]
+    assert mech.shuffle_us + mech.boot_us == mech.carousel.busy_us > mech.carousel.last["total_us"]
 
 
 def test_a_caught_card_needs_revision_d(revision_d):

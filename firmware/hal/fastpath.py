@@ -127,6 +127,7 @@ class FastPath:
         # or the feed's at its maximum speed, whichever is longer
         car_us = self.move_bound_us + self.frame_us + self.in_us - self.lead_us
         feed_us = int(1e6 * self.spc / self.feed_max)
+        self.pick_us = feed_us  # a card's pick at the feed's top speed: the least a card takes
         self.cycle_us = max(car_us, feed_us)
         self.feed_v = 1e6 * self.spc / self.cycle_us  # the feed's speed while loading
 
@@ -176,11 +177,30 @@ class FastPath:
         return self.half_bound_us + 2 * (self.gate_us + self.frame_us) + self.unload_turn_us + \
             self.card_fall_us
 
+    def power_up_us(self, purge=False):
+        """The carousel's work at power-up, before the shoe takes its first command: the
+        homing turn (padded to a whole turn: it tells nothing of where the ring stopped), in
+        which the pocket sensor sees whether a power cut left cards in the pockets, and then,
+        only if it did, one unloading turn that empties them onto the shuffle tray (their
+        order does not matter: they are fed and read again). No reshuffle carries either."""
+        return self.home_us + (self.unload_us() if purge else 0)
+
+    def deal_wait_us(self):
+        """The longest a dealing command waits for the loader with two decks: the card in
+        flight on the shared path when it comes (the gather tray's picks stop at once; the
+        dealing card is picked in the next slot of the feed's cycle). The next deck's
+        unloading turn never holds it: the ring turns on its own (its stepper's PIO program
+        and the gate's servo, timed by the clock), the card path free; only the carousel's
+        next user (the next deck's loading, an in-hand reshuffle) waits for the turn's end."""
+        return self.cycle_us
+
     def reshuffle(self, slots, start=0, power_up=False, purge=False, trace=None):
         """The schedule of a reshuffle whose cards go, in the order they come, into the pockets
         `slots` (the plan's slot of each card); the ring starting with pocket `start` at
-        station 0. power_up: the first after power-up (a homing turn first); purge: the pocket
-        sensor saw cards left by a power cut (one unloading turn empties them first).
+        station 0. power_up: the homing turn first (a loader that did not home at power-up:
+        power_up_us); purge: the pocket sensor saw cards left by a power cut (one unloading
+        turn empties them first). The simulator does both at power-up (hal/simfast.py's
+        FastCarousel.power_up), so its reshuffles carry neither.
         Returns a dict of microseconds: total, loading, unloading, the first card's wait, and
         the largest real move against its bound. trace (a list): gets each card's
         (station, read, release, in) in microseconds, in the order the cards come."""

@@ -11,10 +11,17 @@
 #   out in the pocket before the parking window, and so on), so that the unloading, one
 #   non-stop turn from the parking window (pockets never loaded: the gate opens under them),
 #   drops the plan's order: the tray's stack is what revision B's carousel leaves;
-# - the first reshuffle after power-up homes first (a whole turn, padded) and, when the pocket
-#   sensor sees cards a power cut left in them, empties them first (one more unloading turn).
-# So the time depends on the card count and power-up alone, never on the plan or the ring's
-# position (fastpath.py checks each real move against its bound and takes the later).
+# - at power-up, before the shoe takes its first command, the homing turn (a whole turn,
+#   padded) and, only when the pocket sensor sees cards a power cut left in them, one unloading
+#   turn that empties them onto the shuffle tray: no reshuffle carries either (SimMech.power_up,
+#   run as the simulator makes its carousel, at the mechanism's first use, and counted as the
+#   boot's; a loader that did not home at power-up homes at its first reshuffle);
+# - the next deck's unloading turn (two decks) runs on its own: the ring's stepper and the
+#   gate need neither the card path nor the link, so a dealing command is not held by it; the
+#   carousel's next user (the next deck's loading, an in-hand reshuffle) waits for what is left
+#   of it, counted down by what the mechanism does meanwhile (fastpath.deal_wait_us).
+# So the time depends on the card count alone, never on the plan or the ring's position
+# (fastpath.py checks each real move against its bound and takes the later).
 from hal.simcarousel import SimCarousel
 
 __all__ = ["FastCarousel", "model"]
@@ -46,14 +53,49 @@ class FastCarousel(SimCarousel):
         #                                  stays on its latch (SimMech.arm(ESCROW_CAUGHT))
         self.stopped = None              # the stop that reshuffle met, for SimMech's next feed
         self.trace = None                # the last run's cards: (station, read, release, in)
+        self.boot_us = 0                 # the power-up's homing (and purge) turns
+        self.turning_us = 0              # what is left of an unloading turn running on its own
+        self.turn_waits = 0              # times the carousel's next user waited for one
+        self.turn_wait_us = 0            # ... the longest of those waits
+
+    def power_up(self):
+        """At power-up, before any command: the homing turn, in which the pocket sensor sees
+        whether a power cut left cards in the pockets; if it did, one unloading turn empties
+        them onto the shuffle tray (the operator puts them into the magazine: they are read
+        again at the next reshuffle). Returns the time it took (fastpath.power_up_us)."""
+        if self.homed:
+            return 0
+        purge = self._start()[1]
+        if purge:
+            self.at = self.m.park + 1  # where the unloading turn ends (_unload)
+        us = self.m.power_up_us(purge)
+        self.boot_us += us
+        self.busy_us += us
+        return us
+
+    def elapse(self, us):
+        """The mechanism did something else for us (a card dealt, a stop): an unloading turn
+        running on its own went on meanwhile."""
+        if self.turning_us:
+            self.turning_us = max(0, self.turning_us - us)
+
+    def _wait_turn(self):
+        """The carousel's next user waits for the end of an unloading turn still running."""
+        if self.turning_us:
+            self.turn_waits += 1
+            us = self.turning_us
+            self.turn_wait_us = max(self.turn_wait_us, us)
+            self.turning_us = 0
+            self._spend(us)
 
     def _spend(self, us):
         self.busy_us += us
         self.spend(us)
 
     def _start(self):
-        """(power_up, purge) for the next run: the first after power-up homes, and empties the
-        pockets first when the pocket sensor sees cards in them (a power cut mid-reshuffle)."""
+        """(power_up, purge) for the next run: a loader that did not home at power-up
+        (power_up) homes first, and empties the pockets first when the pocket sensor sees
+        cards in them (a power cut mid-reshuffle)."""
         if self.homed:
             return False, False
         self.homed = True
@@ -84,6 +126,7 @@ class FastCarousel(SimCarousel):
     def _run(self, pairs, unload):
         """Load (code, slot) pairs in that order through the pipeline; unload: then the
         non-stop unloading turn. Spends the schedule's time; returns the schedule."""
+        self._wait_turn()
         power_up, purge = self._start()
         trace = []
         r = self.m.reshuffle([s for _c, s in pairs], self.at, power_up, purge, trace)
@@ -109,8 +152,13 @@ class FastCarousel(SimCarousel):
             self._run(self._pockets(pairs, plan), False)
 
     def empty(self, plan):
-        """The non-stop unloading turn (its time, when not part of a whole reshuffle)."""
-        self._spend(self.m.unload_us())
+        """The next deck's non-stop unloading turn, started: it runs on its own (the loader is
+        busy for its time, the card path and the link are not); the carousel's next user waits
+        for what is left of it."""
+        self._wait_turn()
+        us = self.m.unload_us()
+        self.busy_us += us
+        self.turning_us = us
         return self._unload()
 
     def _unload(self):

@@ -62,7 +62,11 @@ class SimMech:
         self.carousel = None     # hal.simcarousel.SimCarousel, from the first reshuffle on
         self.revision_d = revision_d  # the pipelined loader (hal/simfast.py); None: from the
         # pin map, read at the first reshuffle
-        self.shuffle_us = 0      # time the carousel took (revision D's timed loader)
+        self.shuffle_us = 0      # time the carousel held the mechanism (revision D's timed
+        #                          loader; not the next deck's unloading turn, on its own)
+        self.boot_us = 0         # ... at power-up: homing, and the purge of cards a power cut
+        #                          left in the pockets (revision D: before any command)
+        self.left_in_pockets = None  # the simulator's world: {pocket: card} a power cut left
         self.shuffle_realtime = False  # ... waited out on the clock (FACEDOWN_SIM shuffle_time)
         self.log = None          # (message) -> the shoe's log (the virtual shoe's SimHal.log)
         self.stopped = None      # a reshuffle's stop (revision D: a card caught in an escrow),
@@ -123,9 +127,11 @@ class SimMech:
                 self.decks.resume()
         self.stack[:] = stub
 
-    def make_carousel(self, slots):
+    def make_carousel(self, slots=None):
         """The simulated carousel, at the first reshuffle: revision D's pipelined loader
-        (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's."""
+        (hal/simfast.py) when the pin map's `loader` is fitted, else revision B's. slots: the
+        plan's pockets; None: the pin map's carousel_stepper.slots (revision D's model reads
+        them), or the plan's own count (shoe.shuffler.SLOTS) for revision B."""
         if self.revision_d is None:
             from hal.simstops import loader_fitted  # (not simfast: revision B never loads it)
 
@@ -134,14 +140,36 @@ class SimMech:
             from hal.simfast import FastCarousel, model
             from hal.simstops import pinmap
 
-            self.carousel = FastCarousel(slots, model(pinmap()), self._shuffling)
+            m = model(pinmap())
+            car = FastCarousel(m.slots if slots is None else slots, m, self._shuffling)
+            self.carousel = car
             if self.log is not None:
                 self.log("carousel: revision D's pipelined loader (the pin map's loader fitted)")
+            if self.left_in_pockets:
+                for pocket in self.left_in_pockets:
+                    car.pockets[pocket] = self.left_in_pockets[pocket]
+            self.power_up()
         else:
             from hal.simcarousel import SimCarousel
 
+            if slots is None:
+                from shoe.shuffler import SLOTS
+
+                slots = SLOTS
             self.carousel = SimCarousel(slots)
         return self.carousel
+
+    def power_up(self):
+        """Revision D's power-up (hal/simfast.py's FastCarousel.power_up: the homing turn, the
+        purge when a power cut left cards in the pockets), before any command: the simulator
+        makes its carousel at the mechanism's first use and runs it then, counted as the
+        boot's (boot_us), not a reshuffle's; waited out when reshuffles run in real time."""
+        us = self.carousel.power_up()
+        self.boot_us += us
+        if self.shuffle_realtime:
+            spent = self.spent_ms
+            self._wait(us // 1000)
+            self.spent_ms = spent
 
     def _shuffling(self, us):
         """The carousel is busy for us: counted, and waited out when the virtual shoe runs its
@@ -181,7 +209,7 @@ class SimMech:
         foreign or duplicate fault, the times a jam sticks (UNTIL_CLEARED: until cleared)."""
         if kind == ESCROW_CAUGHT:  # revision D: the at-th card of the next reshuffle
             if self.carousel is None:
-                self.make_carousel(60)
+                self.make_carousel()  # (as many pockets as the pin map's carousel has)
             if not self.revision_d:
                 raise ValueError("a card caught in an escrow needs revision D's loader (the pin "
                                  "map's loader fitted)")
@@ -234,6 +262,8 @@ class SimMech:
             self.no_burn = 0
         if self.feed_ms:
             self._wait(self.feed_ms)
+        if self.revision_d and self.carousel is not None:  # the card's pick at the least: an
+            self.carousel.elapse(self.carousel.m.pick_us)  # unloading turn goes on meanwhile
         out = self._feed(fault)
         if self.world is not None:
             self._remember(out)
