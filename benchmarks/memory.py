@@ -576,6 +576,10 @@ def main():
         face = os.path.join(tmp, "face")  # the Pico's, in the host's bytecode (over the fakes)
         for folder, target in ((host, SIM), (face, PICO)):
             build_files = build_image(folder, None, target=target)
+            if folder == host:  # the session's host end (MP_SCRIPT) sends commands and reads
+                # replies with the codec's host half, which no image carries: loaded at the
+                # first command, its bytes count in the session's figures, not in the boot's
+                shutil.copy(os.path.join(ROOT, "protocol", "wirehost.py"), folder)
             with open(os.path.join(folder, "memory_mp.py"), "w") as f:
                 f.write(MP_SCRIPT.replace("KEY_HEX", KEY.hex()))
             add_fakes(folder)

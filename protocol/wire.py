@@ -225,50 +225,14 @@ def command_row(name):
     return None
 
 
-def commands_with(flag):
-    """The names of the commands whose flags hold flag (a tuple, in id order)."""
-    return tuple(row[C_NAME] for row in COMMANDS if row[C_FLAGS] & flag)
-
-
-def event_row(op):
-    if _is_int(op) and 1 <= op <= len(EVENTS):
-        return EVENTS[op - 1]
-    return None
-
-
-def event_fields(entry):
-    """(kind name, {field name: value}) of a 4-byte event entry, by the table (None for an
-    unknown op)."""
-    row = event_row(entry[0])
-    if row is None:
-        return None, {}
-    return row[1], dict(zip(row[3].split(), entry[1:1 + len(row[2])]))
-
-
-def _derived():
-    # The lookups by id and name the host and the tests use (COMMAND_IDS...); built on first
-    # use (module __getattr__): the shoe reads the table itself and never pays for them.
-    d = {"COMMAND_IDS": {}, "COMMAND_NAMES": {}, "COMMAND_ARGS": {}, "COMMAND_REPLY": {},
-         "COMMAND_ROLE": {}, "EVENT_KINDS": {}, "EVENT_ARGS": {}}
-    for row in COMMANDS:
-        cid = row[C_ID]
-        d["COMMAND_IDS"][row[C_NAME]] = cid
-        d["COMMAND_NAMES"][cid] = row[C_NAME]
-        d["COMMAND_ARGS"][cid] = row[C_ARGS]
-        d["COMMAND_REPLY"][cid] = row[C_REPLY]
-        d["COMMAND_ROLE"][cid] = row[C_ROLE]
-    for row in EVENTS:
-        d["EVENT_KINDS"][row[0]] = row[1]
-        d["EVENT_ARGS"][row[0]] = row[2]
-    return d
-
-
 def __getattr__(name):
-    d = _derived()
-    if name not in d:
+    """The host's half (protocol/wirehost.py: commands out, replies and events in, the lookups by
+    name), reached as wire.<name>; a shoe's image does not carry it."""
+    try:
+        import wirehost
+    except ImportError:
         raise AttributeError(name)
-    globals().update(d)
-    return d[name]
+    return getattr(wirehost, name)
 
 
 class WireError(ValueError):
@@ -556,15 +520,6 @@ def command_id(cmd):
     return row[C_ID]
 
 
-def encode_command(cmd, values=()):
-    """CMD body: the command (name or id) and its arguments."""
-    row = COMMANDS[command_id(cmd) - 1]
-    try:
-        return bytes([row[C_ID]]) + pack(row[C_ARGS], values)
-    except WireError as e:
-        raise WireError("%s: %s" % (row[C_NAME], e))
-
-
 def decode_command(body):
     """(command id, argument list) of a CMD body. WireError.code is the error to reply with."""
     if not len(body):
@@ -596,24 +551,6 @@ def encode_reply_error(code, message):
             cut -= 1
         text = text[:cut]
     return bytes([code, len(text)]) + text
-
-
-def decode_reply(body, fmt):
-    """(OK, values) or (error code, message) from a REPLY body; fmt is the command's reply
-    format. Raises WireError if the body does not follow it."""
-    if not len(body):
-        raise WireError("empty reply body", BAD_FRAME)
-    code = body[0]
-    if code == OK:
-        return OK, unpack(fmt, body, 1)
-    return code, unpack("s", body, 1)[0]
-
-
-def error_name(code):
-    for row in ERRORS:
-        if row[0] == code:
-            return row[1]
-    return "ERROR_%d" % code
 
 
 # --- sessions: the bytes each MAC covers (SPEC.md, "Sessions") ----------------------------------
@@ -648,15 +585,6 @@ def acmd_message(seq, counter, cmd_body):
     return b"C" + bytes((seq & 0xFF, seq >> 8)) + _u32(counter) + bytes(cmd_body)
 
 
-def encode_acmd(counter, tag, cmd_body):
-    """ACMD body: u32 counter, the 32-byte tag, the CMD body."""
-    if len(tag) != TAG:
-        raise WireError("a tag is %d bytes, not %d" % (TAG, len(tag)))
-    if not _is_int(counter) or counter < 1 or counter > 0xFFFFFFFF:
-        raise WireError("session counter %r out of range" % (counter,))
-    return _u32(counter) + bytes(tag) + bytes(cmd_body)
-
-
 def decode_acmd(body):
     """(counter, tag, CMD body) of an ACMD body."""
     if len(body) <= ACMD_HEADER:
@@ -680,48 +608,11 @@ def encode_events(first, hand, entries):
     return struct.pack("<IH", first, hand) + bytes(entries)
 
 
-def decode_events(body):
-    """(first event number, hand number, list of 4-byte entries) of an EVENT body."""
-    n = len(body)
-    if n < EVENT_HEADER + EVENT_ENTRY or (n - EVENT_HEADER) % EVENT_ENTRY:
-        raise WireError("event body of %d bytes is not 6 + 4k (k >= 1)" % n, BAD_FRAME)
-    first = body[0] | (body[1] << 8) | (body[2] << 16) | (body[3] << 24)
-    if first == 0 or first + (n - EVENT_HEADER) // EVENT_ENTRY - 1 > 0xFFFFFFFF:
-        raise WireError("event numbers %d.. are not 1..4294967295" % first, BAD_FRAME)
-    hand = body[4] | (body[5] << 8)
-    entries = []
-    for i in range(EVENT_HEADER, n, EVENT_ENTRY):
-        entries.append(bytes(body[i:i + EVENT_ENTRY]))
-    return first, hand, entries
-
-
-def event_frame(first, hand, entries):
-    """A whole EVENT frame (SEQ = low 16 bits of first)."""
-    return encode(EVENT, first & 0xFFFF, encode_events(first, hand, entries))
-
-
-def encode_ack(number):
-    """ACK body: the highest event number received contiguously (0 = none yet)."""
-    return pack("I", (number,))
-
-
 def decode_ack(body):
     return unpack("I", body)[0]
 
 
 # --- draw discards ------------------------------------------------------------------------------
-def pack_discards(discards):
-    """The draw command's argument from [(seat, [card codes]), ...]."""
-    out = bytearray()
-    for item in discards:
-        seat, cards = item
-        for c in cards:
-            if not _is_int(c) or c < 0 or c > 255:
-                raise WireError("discards: card code %r is not 0..255" % (c,))
-        out += pack("By", (seat, bytes(cards)))
-    return bytes(out)
-
-
 def unpack_discards(data):
     """[(seat, [card codes]), ...] from the draw command's argument. Raises WireError."""
     out = []
@@ -734,14 +625,6 @@ def unpack_discards(data):
         out.append((data[i], list(data[i + 2:i + 2 + k])))
         i += 2 + k
     return out
-
-
-def pack_stacks(stacks):
-    """The stacks command's argument from {seat: chips}."""
-    out = bytearray()
-    for seat in sorted(stacks):
-        out += pack("BI", (seat, stacks[seat]))
-    return bytes(out)
 
 
 def unpack_stacks(data):
@@ -758,11 +641,6 @@ def unpack_stacks(data):
 
 
 # --- sequence numbers and retransmission timer ---------------------------------------------------
-def next_seq(seq):
-    """The command SEQ after seq: 1, 2, ..., 65535, 1, ... (0 only opens a session)."""
-    return seq % 0xFFFF + 1
-
-
 class Rto:
     """Retransmission timeout per RFC 6298 (integer milliseconds): SRTT/RTTVAR with gains 1/8
     and 1/4, RTO = SRTT + max(1, 4 RTTVAR) clamped to RTO_MIN_MS..RTO_MAX_MS, doubled by each

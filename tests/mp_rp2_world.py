@@ -15,8 +15,9 @@ if len(sys.argv) > 2 and sys.argv[1] == "--image":
     IMAGE = sys.argv[2]
     del sys.argv[1:3]
 sys.path[:0] = [HERE + "/fakes", IMAGE or ROOT + "/firmware"]
-if not IMAGE:
-    sys.path.append(ROOT + "/protocol")  # crc.py, wire.py: at the image's root on a shoe
+# crc.py, wire.py: at the image's root on a shoe (an image's come first); wirehost.py, the
+# host's half of the codec, which a case's host end uses and no image carries
+sys.path.append(ROOT + "/protocol")
 
 from hal import pins as _pins  # noqa: E402  (first: compiling it is the heap's peak)
 import machine  # noqa: E402  (the fake)

@@ -7,8 +7,9 @@
 # (hal/rp2mech.py on the Pico, hal/simmech.py in the simulator), the engine logs a fault entry
 # with the code when a feed stops (zones.OP_FAULT), the device answers the command with the
 # MECHANISM error, and the host names the fault and tells the operator what to do.
-# Row: (code, kind, what the operator does). The code is the fault event's first byte: append
-# new rows, never renumber.
+# Row: (code, kind). The code is the fault event's first byte: append new rows, never renumber.
+# What the operator does about each is shoe/advice.py's (its text, loaded when asked: a Pico's
+# heap does not hold it, its hardware face words its own stops).
 from shoe.compat import const
 
 # Where the mechanism sends a card it feeds (Mechanism.feed(route)): the engine asks for a route
@@ -21,35 +22,20 @@ ROUTE_REJECT = const(2)  # to the reject bin (a card nobody read, an extra of a 
 ROUTE_NAMES = ("output", "burn", "reject")
 
 FAULTS = (
-    (1, "jam", "open the lid, clear the card path, put the card back under the stack (it is "
-               "fed next), close the lid, then repeat the step"),
-    (2, "empty", "load the cards into the magazine, then repeat the step"),
-    (3, "lid_open", "close the lid (a card caught in the path goes back under the stack first), "
-                    "then repeat the step"),
-    (4, "reader_silent", "check the card reader's cable and power (the card waits at the "
-                         "reader), then repeat the step"),
-    (5, "reader_fault", "the card reader reports a camera or light fault: service it, then "
-                        "repeat the step"),
-    (6, "motor_power", "check the 24 V motor supply, then repeat the step"),
-    (7, "double_feed_unresolved", "take both cards out of the path, put them back under the "
-                                  "stack, then repeat the step"),
-    (8, "entropy", "nothing is dealt: the floor rules on the hand and ends it; power-cycle the "
-                   "shoe, and call service if it happens again"),
-    (9, "carousel_lost_steps", "the shuffler's carousel lost its place: open the lid, take the "
-                               "cards out of the carousel and put them in the magazine, close "
-                               "the lid, then repeat the step (the shoe reshuffles them)"),
-    (10, "carousel_no_index", "the carousel's index is not seen: check its sensor and the "
-                              "ring, take the cards out of the carousel, then repeat the step"),
-    (11, "carousel_pocket", "a card did not go into its carousel pocket: open the lid, take the "
-                            "cards out of the carousel, then repeat the step"),
-    (12, "latched", "a fault in the shoe itself (its log and audit name it): nothing is dealt "
-                    "until the floor ends the hand (end or misdeal in a maintenance session, or "
-                    "the floor key); call service if it happens again"),
-    (13, "escrow_caught", "a card is caught in an escrow of the carousel's loader (revision D): "
-                          "open the lid, take it out, put it face down on top of the magazine, "
-                          "close the lid, then repeat the step"),
-    (14, "servo_driver", "the carousel loader's servo driver does not answer: check its I2C "
-                         "cable and its 5 V supply, then repeat the step"),
+    (1, "jam"),
+    (2, "empty"),
+    (3, "lid_open"),
+    (4, "reader_silent"),
+    (5, "reader_fault"),
+    (6, "motor_power"),
+    (7, "double_feed_unresolved"),
+    (8, "entropy"),
+    (9, "carousel_lost_steps"),
+    (10, "carousel_no_index"),
+    (11, "carousel_pocket"),
+    (12, "latched"),
+    (13, "escrow_caught"),
+    (14, "servo_driver"),
 )
 
 JAM = "jam"
@@ -92,9 +78,13 @@ def kind(number):
 
 
 def advice(number):
-    """What the operator does about a fault, by code."""
-    row = _row(0, number)
-    return "see the shoe's log" if row is None else row[2]
+    """What the operator does about a fault, by code (shoe/advice.py)."""
+    from shoe.advice import ADVICE
+
+    for row in ADVICE:
+        if row[0] == number:
+            return row[1]
+    return "see the shoe's log"
 
 
 class MechanismFault(Exception):

@@ -163,7 +163,7 @@ def fault_lines(record):
 
     F = firmware_imports().faults
 
-    advice = {row[1]: row[2] for row in F.FAULTS}
+    advice = {row[1]: F.advice(row[0]) for row in F.FAULTS}
     log = record.get("log")
     if log is None:  # a table without its log (the shoe's status): the kinds only
         log = [{"fault": kind} for kind in record.get("faults") or []]
