@@ -83,3 +83,18 @@ def test_the_manifest_names_every_reader_file():
     assert own == here, here ^ own
     for src in files.values():
         assert os.path.exists(os.path.join(ROOT, src)), src
+
+
+def test_the_pin_map_and_the_line_agree():
+    """The pin map's reader.frame (what the Pico's wiring reads) and the line's declaration
+    (hal/readerline.py, what the reader board reads): the same longest frame, the same frame
+    shapes."""
+    from hal import readerline
+
+    with open(os.path.join(ROOT, "hardware", "pinmap.json")) as f:
+        fr = json.load(f)["reader"]["frame"]
+    assert fr["max_len"] == readerline.MAX_LEN
+    assert fr["request"].startswith("$" + readerline.RD + ",")
+    assert fr["report"].startswith("$" + readerline.CD + ",")
+    assert fr["status"].startswith("$" + readerline.ST + ",")
+    assert readerline.frame("RD,07") == b"$RD,07*%04X\n" % readerline.crc16(b"RD,07")
