@@ -231,6 +231,27 @@ def case_reversed_card_and_empty_window():
     assert ask(b, uart, "RD,11") == [["CD", "11", "??", "0", "0"]]
 
 
+def case_a_corner_unlike_every_template():
+    """A card whose index is none of the house deck's (another deck's print, a smudge): its
+    best template scores under the Pico's min_confidence (90), so the card is rejected as
+    unreadable; heavy noise over a good card lowers the confidence, never the name."""
+    b, uart, t, exp, tcs = board()
+    W = layout.WIDTH
+    img = card_frame("5d")
+    w, h = SIZES["rank"]
+    other = glyph(4242, w, h)
+    x0, y0 = layout.RANK_AT
+    for y in range(h):
+        for x in range(w):
+            img.px[(y0 + y) * W + x0 + x] = other[y * w + x]
+    sensor.frame = img
+    got = ask(b, uart, "RD,30")[0]
+    assert got[:2] == ["CD", "30"] and int(got[4]) < 90, got
+    sensor.frame = card_frame("5d", noise=120)
+    got = ask(b, uart, "RD,31")[0]
+    assert int(got[4]) < 100 and (got[2] == "5d" or int(got[4]) < 90), got
+
+
 def case_status():
     """The status after power-up, unasked and on request: READY; the reference patch dark or
     blinding: LIGHT; a camera that does not start: CAMERA; one that stops giving frames:
@@ -421,7 +442,8 @@ def case_the_picos_side_and_the_board_agree():
     assert r.frames_bad == 0
 
 
-TESTS = [case_reads_the_index_corner, case_reversed_card_and_empty_window, case_status,
+TESTS = [case_reads_the_index_corner, case_reversed_card_and_empty_window,
+         case_a_corner_unlike_every_template, case_status,
          case_clutches_and_gather_beam, case_pocket_count, case_escrow_beams, case_back_field,
          case_malformed_lines, case_the_picos_side_and_the_board_agree]
 
