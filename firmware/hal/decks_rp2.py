@@ -28,7 +28,7 @@
 # Nothing of the next deck's order leaves the shoe: next_status() gives its back, state,
 # count and the names of missing and rejected cards (NextDeck.problem), never an order.
 from hal.carousel_rp2 import ROUTE_SHUFFLE, ShufflingMechanism
-from hal.readerline import DEAL, GATHER, MG  # the pick rollers: the dealing magazine's, the gather tray's
+from hal.readerline import DEAL, GATHER, MG  # the pick rollers: the magazine's, the tray's
 from hal.rp2mech import UNREADABLE, Mechanism
 from shoe import cards as C
 from shoe.batch import BACKS, EMPTY as NONE, LOADED, LOADING, READY, STATES, NextDeck

@@ -310,11 +310,12 @@ class StationCarousel(Carousel):
     """hal.carousel_rp2.Carousel with revision D's two stations, the escrows (Escrows) and the
     non-stop unloading turn. t: CarouselTiming at revision D's motion profile (LoaderTiming's
     cruise and accel); lt: LoaderTiming; fast: the hal.fastpath.FastPath it comes from (the
-    parking map); pockets_seen: the pocket sensor (hal.loader_board.PocketSensor: start() before
-    the homing turn, seen() after it -> the cards it saw, None: it cannot tell). `pockets` is kept by the plan's slots, as Carousel's (what
-    ShufflingMechanism reads); each plan slot's card goes into the pocket of its place in the
-    plan's order (FastPath.park_map, set by use()), so that the non-stop turn from the parking
-    window drops them in that order."""
+    parking map); pockets_seen: the pocket sensor (hal.loader_board.PocketSensor: start()
+    before the homing turn, seen() after it -> the cards it saw, None: it cannot tell).
+    `pockets` is kept by the plan's slots, as Carousel's (what ShufflingMechanism reads); each
+    plan slot's card goes into the pocket of its place in the plan's order (FastPath.park_map,
+    set by use()), so that the non-stop turn from the parking window drops them in that
+    order."""
 
     def __init__(self, stepper, sensor, lid, gate, clock, t, lt, fast, escrows, tick=None,
                  pockets_seen=None):

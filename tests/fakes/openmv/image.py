@@ -1,8 +1,9 @@
 # A fake of OpenMV's `image` module for the reader board's tests (tests/mp_reader_test.py), on
 # CPython and the MicroPython unix port: grayscale images only, what reader/ uses.
 # After openmv/openmv (fetched at cbbb877): modules/py_image.c (Image(path) loads a PGM;
-# binary(thresholds) works in place and returns the image; get_similarity(image, x, y) returns an attrtuple (mean, stdev, min, max); get_statistics(roi=)
-# an attrtuple whose .mean is the mean grey) and lib/imlib/stats.c (imlib_get_similarity: the
+# binary(thresholds) works in place and returns the image; get_similarity(image, x, y)
+# returns an attrtuple (mean, stdev, min, max); get_statistics(roi=) an attrtuple whose .mean
+# is the mean grey) and lib/imlib/stats.c (imlib_get_similarity: the
 # other image drawn at (x, y) over this one, SSIM over 8 x 8 blocks of the overlap, partial
 # blocks at its edges, the variances left multiplied by the block's size, c1 = (255 x 0.01)^2,
 # c2 = (255 x 0.03)^2, the mean over the blocks).
