@@ -151,6 +151,62 @@ class LoaderWorld:
         return self.escrow[j] is None
 
 
+class LoaderBoard:
+    """Revision D's parts on the reader board (hal/readerline.py's $PK and $EB, as
+    reader/answer.py answers them): $PK,S zeroes the pocket sensor's count and counts from the
+    ring's position now; $PK,E gives the cards in the pockets that passed station 0 since (all
+    of them after a whole turn); $EB,<j> escrow j's beam (LoaderWorld's escrows). silent: the
+    board does not answer these; unknown: it answers $EB with '?' (its expander dead)."""
+
+    def __init__(self, world, cw, lw):
+        self.world = world
+        self.cw = cw
+        self.lw = lw
+        self.rx = world.reader_rx
+        world.reader_rx = self.reader_rx
+        board.uart_peers[world.uart] = self.reader_rx
+        self.from_ = None
+        self.asked = []
+        self.silent = False
+        self.unknown = False
+
+    def reader_rx(self, data):
+        for line in bytes(data).split(b"\n"):
+            if line[:4] not in (b"$PK,", b"$EB,"):
+                if line:
+                    self.rx(line + b"\n")
+                continue
+            assert int(line[-4:], 16) == crc_ccitt(line[1:-5]), line
+            f = line[1:-5].decode().split(",")
+            self.asked.append(",".join(f))
+            if self.silent:
+                continue
+            if f[0] == "PK" and f[1] == "S":
+                self.from_ = self.cw.motor
+                self.world.answer(1000, "PK,S,0")
+            elif f[0] == "PK":
+                self.world.answer(1000, "PK,E,%d" % self.passed())
+                self.from_ = None
+            else:
+                j = int(f[1])
+                seen = "?" if self.unknown else ("0" if self.lw.escrow[j] is None else "1")
+                self.world.answer(1000, "EB,%d,%s" % (j, seen))
+
+    def passed(self):
+        cw = self.cw
+        if self.from_ is None:
+            return 0
+        d = cw.motor - self.from_
+        if abs(d) >= cw.rev:
+            return sum(1 for c in cw.pockets if c is not None)
+        lo, hi = min(self.from_, cw.motor), max(self.from_, cw.motor)
+        n = 0
+        for k in range(cw.n):  # the pockets whose centre crossed station 0
+            if lo + (k * cw.sps - lo) % cw.rev <= hi and cw.pockets[k] is not None:
+                n += 1
+        return n
+
+
 def revision_d():
     """The fitted shoe with the loader fitted: (world, hal, cw, lw)."""
     from pca9685 import PCA9685
@@ -172,7 +228,7 @@ def revision_d():
     world, hal, cw = m.fitted(tweak=tweak, attach=attach)
     d = maps[0]
     lw = LoaderWorld(cw, d, chips[0], on(d))
-    hal.carousel.esc.clear = lw.clear
+    lw.board = LoaderBoard(world, cw, lw)
     return world, hal, cw, lw
 
 
@@ -229,7 +285,8 @@ def case_loader_reshuffle():
     assert tray[0] == C.JOKER and tray[1:] == plan.cards[::-1], tray
     assert cw.missed == [] and lw.moving_drop == 0 and lw.flip_late == 0 and lw.double == 0
     assert lw.drops == 52 and min(car.used) > 10, car.used
-    assert max(moves) - min(moves) < 400000, "a loading move's time depends on the plan"
+    assert max(moves) - min(moves) < 400000, ("a loading move's time depends on the plan",
+                                              min(moves), max(moves))
     assert lw.short == 0
 
 
@@ -262,6 +319,7 @@ def case_card_caught_in_an_escrow():
     mech.load(plan.cards, plan)
     e = expect_fault("escrow_caught", mech.feed, ROUTE_OUT)
     assert "escrow" in e.message and C.name(n[-1]) in e.message, e.message
+    assert lw.board.asked[-1] == "EB,%d" % car.esc.station, lw.board.asked  # seen by its beam
     j = car.esc.station
     card = lw.escrow[j]
     assert card is not None and card.code == n[-1]
@@ -282,8 +340,59 @@ def case_servo_driver_dead():
     assert "PCA9685 at 0x40" in e.message and "cable" in e.message, e.message
 
 
+def gate_opened(cw):
+    return any(abs(h[1] - cw.open_ns) <= 10000 for h in board.pwms[cw.g_gate].history)
+
+
+def case_pockets_empty_after_power_up():
+    """After power-up the homing turn runs the pocket sensor past every pocket: the reader
+    board counts none ($PK,S before the turn, $PK,E after it), so the pockets are known empty
+    and the first reshuffle does not spend the unloading turn on them (the gate never opens)."""
+    world, hal, cw, lw = revision_d()
+    car = hal.carousel
+    car.ready()
+    assert lw.board.asked[:2] == ["PK,S", "PK,E"], lw.board.asked
+    assert car.pockets == [None] * 60 and not gate_opened(cw)
+
+
+def case_pockets_seen_or_unknown_after_power_up():
+    """The pocket sensor saw a card in the homing turn (a power cut mid-reshuffle): the
+    pockets are emptied onto the tray before anything else; a board that does not answer
+    $PK leaves the pockets unknown: emptied too."""
+    for silent in (False, True):
+        world, hal, cw, lw = revision_d()
+        car = hal.carousel
+        cw.pockets[17] = Card(C.parse("Qs"))
+        lw.board.silent = silent
+        car.ready()
+        assert lw.board.asked[0] == "PK,S", lw.board.asked
+        assert gate_opened(cw) and [c.code for c in cw.tray] == [C.parse("Qs")], cw.tray
+        assert car.pockets == [None] * 60 and cw.pockets[17] is None
+
+
+def case_escrow_beam_cannot_tell():
+    """The reader board answers '?' for an escrow's beam (its expander dead): the reshuffle
+    stops with reader_fault, naming the escrow and what to check, before the next card could
+    fall onto a card left unseen."""
+    from shoe.shuffler import Plan
+    from shoe.drbg import HmacDrbg, seeded_entropy
+
+    world, hal, cw, lw = revision_d()
+    mech = hal.mech
+    stub = list(range(6))
+    plan = Plan(stub, HmacDrbg(seeded_entropy("unknown")))
+    world.magazine = [Card(c) for c in stub]
+    hal.carousel.ready()
+    lw.board.unknown = True
+    mech.load(plan.cards, plan)
+    e = expect_fault("reader_fault", mech.feed, ROUTE_OUT)
+    assert "escrow" in e.message and "expander" in e.message, e.message
+    assert any(a.startswith("EB,") for a in lw.board.asked), lw.board.asked
+
+
 TESTS = [case_loader_wiring, case_loader_reshuffle, case_card_caught_in_an_escrow,
-         case_servo_driver_dead]
+         case_servo_driver_dead, case_pockets_empty_after_power_up,
+         case_pockets_seen_or_unknown_after_power_up, case_escrow_beam_cannot_tell]
 
 
 if __name__ == "__main__":

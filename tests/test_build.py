@@ -3,6 +3,7 @@ simulator code, the virtual shoe's no rp2 face, every firmware file ships somewh
 shipped module imports one its target leaves out."""
 
 import ast
+import json
 import os
 import shutil
 
@@ -28,6 +29,21 @@ def test_the_pico_image_has_no_simulator_code(tmp_path):
     assert not any(f.startswith("targets/") for f in files)  # the manifests never ship
     # the pin map is checked, and its budget worked out, on the host: the Pico reads board.py
     assert "pinmap.json" not in files and "hal/pins.mpy" not in files
+    # the reader board's script runs on the OpenMV, not here (reader/manifest.json); the line's
+    # declaration both sides import ships
+    with open(os.path.join(build.ROOT, "reader", "manifest.json")) as f:
+        reader = json.load(f)["files"]
+    own = [k for k, v in reader.items() if v.startswith("reader/")]
+    assert len(own) >= 5
+    for rel in own:
+        if rel == "main.py":  # both boot from a main.py: the Pico's is its own
+            with open(os.path.join(str(tmp_path / "pico"), rel)) as f, \
+                    open(os.path.join(build.ROOT, reader[rel])) as g:
+                assert f.read() != g.read()
+            continue
+        assert rel not in files and rel[:-3] + ".mpy" not in files, rel
+    assert not any(f.startswith("reader/") for f in files)
+    assert "hal/readerline.mpy" in files
 
 
 def test_the_board_module_is_the_checked_pin_map(tmp_path):

@@ -472,7 +472,10 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
                                     "case_two_decks_power_cut_half_loaded")] + \
     [("mp_loader_test", n) for n in ("case_loader_wiring", "case_loader_reshuffle",
                                      "case_card_caught_in_an_escrow",
-                                     "case_servo_driver_dead")]
+                                     "case_servo_driver_dead",
+                                     "case_pockets_empty_after_power_up",
+                                     "case_pockets_seen_or_unknown_after_power_up",
+                                     "case_escrow_beam_cannot_tell")]
 
 
 @pytest.mark.parametrize("script,name", CPYTHON_CASES, ids=[c[1] for c in CPYTHON_CASES])

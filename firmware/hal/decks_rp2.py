@@ -28,13 +28,12 @@
 # Nothing of the next deck's order leaves the shoe: next_status() gives its back, state,
 # count and the names of missing and rejected cards (NextDeck.problem), never an order.
 from hal.carousel_rp2 import ROUTE_SHUFFLE, ShufflingMechanism
+from hal.readerline import DEAL, GATHER, MG  # the pick rollers: the magazine's, the tray's
 from hal.rp2mech import UNREADABLE, Mechanism
 from shoe import cards as C
 from shoe.batch import BACKS, EMPTY as NONE, LOADED, LOADING, READY, STATES, NextDeck
 from shoe.faults import EMPTY, JAM, MechanismFault
 
-DEAL = "A"      # the dealing magazine's pick roller
-GATHER = "B"    # the gather tray's
 UNKNOWN_BACK = 2  # the back sensor could not tell: no deck's back
 
 __all__ = ["TwoDeckMechanism", "GatherBeam", "fit", "select"]
@@ -53,13 +52,8 @@ def select(reader, magazine, wait):
     """$MG,<magazine>: the reader board puts the clutches so that the next pick takes from that
     magazine. Returns the gather tray's beam (True: cards in it), or None if the board never
     answered (after the reader's retries)."""
-    for _ in range(reader.retries + 1):
-        reader._send("MG," + magazine)
-        f = reader._await(lambda f: f[0] == "MG" and len(f) == 3 and f[1] == magazine, wait)
-        if f is not None:
-            reader.alive = True
-            return f[2] == "1"
-    return None
+    f = reader.ask(MG, magazine, wait)
+    return None if f is None else f[2] == "1"
 
 
 class GatherBeam:

@@ -60,11 +60,12 @@ def timing(pm, fast):
     return ct, lt
 
 
-def fit(hal, sensor, lid, make_stepper):
+def fit(hal, sensor, lid, make_stepper, reader=None):
     """The carousel of a revision D shoe (hal/rp2wire.py, when the pin map's loader is
     fitted): the servo driver on the Pico's I2C (the GPIOs of the signals the loader names),
     the gate servo and the carousel driver's enable on its channels, the escrows, the pocket
-    sensor and the escrows' beams through the reader board. Returns the StationCarousel."""
+    sensor and the escrows' beams through the reader board (reader: hal.rp2mech.Reader; the
+    messages hal/loader_board.py's). Returns the StationCarousel."""
     import machine
     from hal.fastpath import on
 
@@ -82,7 +83,15 @@ def fit(hal, sensor, lid, make_stepper):
     cst, hal.carousel_sm = make_stepper(hal, pm.carousel_stepper, ct.cruise, ct.accel, en)
     gate = Channel(drv, ld.channels.gate)
     gate.duty_ns(ct.closed_ns)
-    return StationCarousel(cst, sensor, lid, gate, hal.clock, ct, lt, fast, esc, hal.tick)
+    car = StationCarousel(cst, sensor, lid, gate, hal.clock, ct, lt, fast, esc, hal.tick)
+    if reader is not None:
+        from hal.loader_board import EscrowBeams, PocketSensor
+
+        def wait():
+            car._wait(1)
+        esc.clear = EscrowBeams(reader, wait).clear
+        car.pockets_seen = PocketSensor(reader, wait)
+    return car
 
 
 class ServoDriver:
@@ -301,11 +310,12 @@ class StationCarousel(Carousel):
     """hal.carousel_rp2.Carousel with revision D's two stations, the escrows (Escrows) and the
     non-stop unloading turn. t: CarouselTiming at revision D's motion profile (LoaderTiming's
     cruise and accel); lt: LoaderTiming; fast: the hal.fastpath.FastPath it comes from (the
-    parking map); pockets_seen() -> the cards the pocket sensor saw in the homing turn (None:
-    it cannot tell). `pockets` is kept by the plan's slots, as Carousel's (what
-    ShufflingMechanism reads); each plan slot's card goes into the pocket of its place in the
-    plan's order (FastPath.park_map, set by use()), so that the non-stop turn from the parking
-    window drops them in that order."""
+    parking map); pockets_seen: the pocket sensor (hal.loader_board.PocketSensor: start()
+    before the homing turn, seen() after it -> the cards it saw, None: it cannot tell).
+    `pockets` is kept by the plan's slots, as Carousel's (what ShufflingMechanism reads); each
+    plan slot's card goes into the pocket of its place in the plan's order (FastPath.park_map,
+    set by use()), so that the non-stop turn from the parking window drops them in that
+    order."""
 
     def __init__(self, stepper, sensor, lid, gate, clock, t, lt, fast, escrows, tick=None,
                  pockets_seen=None):
@@ -314,6 +324,7 @@ class StationCarousel(Carousel):
         self.fast = fast
         self.esc = escrows
         self.pockets_seen = pockets_seen
+        self.pocket_count = None             # the pocket sensor's count of the last homing turn
         self.half = t.slots // lt.stations   # pockets between two stations
         self.end_us = None                   # ticks_us when the last padded move ends
         self.used = [0] * lt.stations
@@ -346,9 +357,14 @@ class StationCarousel(Carousel):
         last reshuffle left the ring); the servo driver started first, after power-up."""
         if not self.esc.drv.started:
             self.esc.start()
+        count = self.pockets is None and self.pockets_seen is not None
+        if count:
+            self.pockets_seen.start()
         t0 = self.clock.ticks_us()
         Carousel.home(self)
         self._until(t0, self.lt.home_ms)
+        if count:
+            self.pocket_count = self.pockets_seen.seen()
 
     def _move(self, steps, forward, rate=None, stop=False):
         """Carousel._move; the driver's enable is a servo driver's output, which changes at
@@ -401,7 +417,8 @@ class StationCarousel(Carousel):
         if not self.homed:
             self.home()
         if self.pockets is None:
-            seen = self.pockets_seen() if self.pockets_seen is not None else None
+            seen = self.pocket_count
+            self.pocket_count = None
             if seen == 0:
                 self.pockets = [None] * self.t.slots
             else:

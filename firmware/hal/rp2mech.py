@@ -39,7 +39,7 @@
 # the loaded stub (foreign, duplicate, joker): reject bin, returned as read. An unreadable card
 # (no valid report after the retries, "??", or under min_confidence): reject bin, returned as
 # nothing (the engine feeds the next card); it is listed in Mechanism.rejected.
-from crc import crc16
+from hal.readerline import CD, MAX_LEN, RD, REPLY, ST, frame, parse_frame  # noqa: F401
 from shoe import cards as C
 from shoe.faults import (MechanismFault, JAM, EMPTY, LID_OPEN, READER_SILENT, READER_FAULT,
                          DOUBLE_UNRESOLVED, MOTOR_POWER, MAGAZINE_FEW as FEW, REVERSE_DIVISOR,
@@ -153,31 +153,6 @@ class Beams:
 
 # --------------------------------------------------------------------------------- reader
 
-def frame(body):
-    """'RD,07' -> b'$RD,07*XXXX\\n' (CRC-16/CCITT-FALSE of the body, 4 upper-case hex)."""
-    b = body.encode()
-    return b"$" + b + b"*" + (b"%04X" % crc16(b)) + b"\n"
-
-
-def parse_frame(line, max_len=40):
-    """A received line (without its newline) -> its fields (list of str), or None when it is
-    not a well-formed frame with a good CRC."""
-    if len(line) > max_len or len(line) < 7 or line[0] != 0x24:  # '$'
-        return None
-    star = len(line) - 5
-    if line[star] != 0x2A:  # '*'
-        return None
-    body = line[1:star]
-    try:
-        crc = int(bytes(line[star + 1:]).decode(), 16)
-        text = bytes(body).decode()
-    except (ValueError, UnicodeError):
-        return None
-    if crc != crc16(body):
-        return None
-    return text.split(",")
-
-
 class Reader:
     """The card reader on a UART: '$RD,<seq>' asks for the card at the hold position, the reader
     answers '$CD,<seq>,<card>,<face_up>,<confidence>'. A report with a bad CRC or another seq
@@ -185,7 +160,7 @@ class Reader:
     fields) asks for the reader's status, answered by '$ST,<code>'; the reader also sends it by
     itself after power-up. `wait` (given per call) runs while an answer is awaited."""
 
-    def __init__(self, uart, clock, timeout_ms, retries, min_confidence, max_len=40):
+    def __init__(self, uart, clock, timeout_ms, retries, min_confidence, max_len=MAX_LEN):
         self.uart = uart
         self.clock = clock
         self.timeout_ms = timeout_ms
@@ -232,7 +207,7 @@ class Reader:
             if f is None:
                 self.frames_bad += 1
                 continue
-            if f[0] == "ST" and len(f) == 2:
+            if f[0] == ST and len(f) == 2:
                 self.status = f[1]
                 self.alive = True
             out.append(f)
@@ -253,8 +228,8 @@ class Reader:
         for _ in range(self.retries + 1):
             self.seq = (self.seq + 1) & 0xFF
             seq = "%02X" % self.seq
-            self._send("RD," + seq)
-            f = self._await(lambda f: f[0] == "CD" and len(f) in (5, 6) and f[1] == seq, wait)
+            self._send(RD + "," + seq)
+            f = self._await(lambda f: f[0] == CD and len(f) in REPLY[RD][2] and f[1] == seq, wait)
             heard = heard or self.heard
             if f is None:
                 continue
@@ -273,11 +248,23 @@ class Reader:
             return SILENT
         return UNREADABLE
 
+    def ask(self, name, arg, wait):
+        """A request of the board's with one field (hal/readerline.py's REPLY: $MG, $PK, $EB):
+        its reply's fields, echoing arg, or None if no good one came (after the retries)."""
+        reply, counts = REPLY[name][1], REPLY[name][2]
+        for _ in range(self.retries + 1):
+            self._send(name + "," + arg)
+            f = self._await(lambda f: f[0] == reply and len(f) in counts and f[1] == arg, wait)
+            if f is not None:
+                self.alive = True
+                return f
+        return None
+
     def ping(self, wait):
         """The reader's status code ('READY', ...), or None if it does not answer."""
         for _ in range(self.retries + 1):
-            self._send("ST")
-            f = self._await(lambda f: f[0] == "ST" and len(f) == 2, wait)
+            self._send(ST)
+            f = self._await(lambda f: f[0] == ST and len(f) == 2, wait)
             if f is not None:
                 return f[1]
         self.alive = False

@@ -79,7 +79,7 @@ def wire(hal, pinmap=None):
             from hal.loader_rp2 import fit as fit_loader
 
             hal.carousel = fit_loader(hal, beam(hal, cs.index, t.beam_us), beams.lid,
-                                      make_stepper)
+                                      make_stepper, reader)
         else:
             ct = CarouselTiming(pm)
             cst, hal.carousel_sm = make_stepper(hal, cs, ct.cruise, ct.accel)

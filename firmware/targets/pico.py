@@ -5,12 +5,14 @@ include("common.py")
 module("hal/rp2.py")
 module("hal/rp2wire.py")  # the wiring from the pin map: at power-up, then let go
 module("hal/rp2mech.py")
+module("hal/readerline.py")  # the reader's line: its frame and messages (the reader board's too)
 module("hal/pinview.py")  # the board module read as objects
 module("hal/stepper_pio.py")
 module("hal/led_pio.py")
 module("hal/carousel_rp2.py")
 module("hal/decks_rp2.py")  # two decks (revision C): imported only when gather_tray is fitted
 module("hal/loader_rp2.py")  # revision D's escrows: imported only when loader is fitted
+module("hal/loader_board.py")  # ... and its parts on the reader board ($PK, $EB)
 module("hal/fastpath.py")   # ... and its timing figures (read then, from fastpath.json)
 module("fastpath.json")
 module("board.py")  # the pin map, checked and its budget worked out when the image was built
