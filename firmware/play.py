@@ -187,14 +187,24 @@ class Play:
 
     def cmd_status(self, offset):
         """The table (as the hand record without its log) in chunks; offset 0 takes a new one."""
+        if offset == 0xFFFF:  # the counters only: no snapshot is made
+            return (self.hand_no, self.event_next, b"")
         see = self.role >= wire.ROLE_TABLE
         if offset == 0 or self.status_cache is None or self.status_cache[0] != see:
+            self.status_cache = None  # (the old document goes before the new one is made)
             self.status_cache = (see, self.status_json(see))
         doc = self.status_cache[1]
+        if offset >= len(doc):  # read to its end (the host's last, empty chunk): the document
+            # is let go (a Pico's heap kept it until the next status, splitting its largest
+            # free block); a chunk asked after this takes a new snapshot (client.status sees
+            # pieces that do not join and reads again from 0)
+            self.status_cache = None
         return (self.hand_no, self.event_next, doc[offset:offset + 160])
 
     def status_json(self, see=True):
         """The table as JSON; without see (no table session) the down cards are "??"."""
+        import gc
+
         out = {"hand": self.hand_no, "configured": self.config is not None,
                "events": self.event_next, "fault": self.fault, "latched": self.latched,
                "recovered": self.mech.recovered, "locked": self.locked,
@@ -207,7 +217,6 @@ class Play:
                              "button": self.config[2], "rules": self.config[3],
                              "house": self.config[4], "profile": self.profile()}
         if self.hand is not None:
-            import gc
             from shoe.hand import FOLDED, DEAD
             from shoe.record import record
 
@@ -223,7 +232,13 @@ class Play:
             if self.hand.bets is not None:
                 rec["betting"] = self.hand.bets.view()
             out["table"] = rec
-        return json.dumps(out).encode()
+            rec = None
+        text = json.dumps(out)
+        out = None
+        gc.collect()  # the dicts go first: the bytes kept while the chunks are read take their
+        # room, low in the heap, not the bottom of the largest free block (on a Pico the copy
+        # above them split it in two: 32.5 KB of 65 KB free during a status, in the lab)
+        return text.encode()
 
     def _sim(self):
         if not self.hal.simulated:
