@@ -44,6 +44,11 @@ class Play:
             raise CommandError(wire.WRONG_STATE, "the hand is in progress: end it first")
         if len(self.held) >= HELD_HANDS:
             raise CommandError(wire.BUSY, "events of %d hands await the host's ACK" % HELD_HANDS)
+        import gc
+
+        gc.collect()  # what the hand keeps (the engine's modules with the first, the Hand, its
+        # recorder's state) is placed low in a collected heap, not above the last command's
+        # garbage, where it would split a Pico's largest free block once that is collected
         from shoe.hand import Hand, MISDEAL
         from shoe import house as H
 
