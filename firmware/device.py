@@ -444,6 +444,10 @@ def _on_demand(dev, name, args=()):
     for command, own in _OWN_MODULE:
         if command == name:
             module = own
+    import gc
+
+    gc.collect()  # the module goes into the heap's low holes, and what its command keeps (config
+    # loads the engine's table) next to the rest, not above it with the module's room below
     mod = __import__(module)
     try:
         fn = getattr(mod, name, None)
