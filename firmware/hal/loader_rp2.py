@@ -53,6 +53,8 @@ def timing(pm, fast):
     from hal.carousel_rp2 import CarouselTiming
 
     lt = LoaderTiming(fast, pm.data["loader"])
+    rd = pm.reader  # a read's request and its answer on the reader's UART (10 bits a byte)
+    lt.link_us = (len("$RD,00*0000\n") + rd.frame.max_len // 2) * 10 * 1000000 // rd.baud + 1
     ct = CarouselTiming(pm)
     ct.cruise = lt.cruise
     ct.accel = lt.accel
@@ -224,6 +226,7 @@ class LoaderTiming:
         self.in_us = fp.in_us                        # release -> the tail past the rim
         self.latch_us = fp.latch_us                  # a servo's throw
         self.frame_us = fp.frame_us                  # ... from its next pulse
+        self.link_us = 0                             # a read's bytes on the UART (timing())
         self.flipper_us = list(ld["flipper_us"])
         self.hold_us = ld["latch_us"]["hold"]
         self.release_us = ld["latch_us"]["release"]
@@ -439,21 +442,32 @@ class StationCarousel(Carousel):
 
 class LoaderMechanism(ShufflingMechanism):
     """hal.carousel_rp2.ShufflingMechanism on revision D's StationCarousel: each reshuffle's
-    plan is given to the carousel (where its cards go) before its cards move."""
+    plan is given to the carousel (where its cards go) before its cards move, and its cards go
+    in through the pipeline (hal/pipeline_rp2.py: the feed, the reader on the fly, the ring and
+    the latches at once on different cards), made at the first reshuffle."""
 
-    def _shuffle(self, job):
+    pipe = None
+
+    def _load_all(self, job):
+        """The cards still to load, through the pipeline, into the pockets of the plan's
+        order (StationCarousel.use)."""
         self.carousel.use(job.plan)
-        ShufflingMechanism._shuffle(self, job)
+        if job.left:
+            self._load_run(job.left, job.plan)
 
-    def _load_one(self, job):
-        """ShufflingMechanism._load_one; a card caught in an escrow is asked back as a
-        rejected card is: the operator puts it on the magazine, the reader reads it again."""
+    def _load_run(self, left, plan):
+        """The cards `left` (codes, taken out as they go in) from the magazine into the pockets
+        `plan` gives them, through the pipeline; a card caught in an escrow is asked back as a
+        rejected card is (the operator puts it on the magazine, the reader reads it again)."""
+        self.retries = 0
+        self._ready()  # the lid, the path clear, the magazine, the reader, the pick roller home
+        if self.pipe is None:
+            from hal.pipeline_rp2 import Pipeline
+
+            self.pipe = Pipeline(self, self.carousel)
         try:
-            ShufflingMechanism._load_one(self, job)
+            self.pipe.run(left, plan.slot_of, len(left))
         except MechanismFault as e:
-            code = self.carousel.esc.caught
-            if e.kind == ESCROW and code is not None and self.expect is not None:
-                self.expect.add(code)
-                self.unread += 1
+            if e.kind == ESCROW:
                 self.carousel.esc.caught = None
             raise
