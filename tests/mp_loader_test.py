@@ -225,8 +225,9 @@ def fast_mm(d, key):
         return json.load(f)[key]["value"]
 
 
-def revision_d():
-    """The fitted shoe with the loader fitted: (world, hal, cw, lw)."""
+def revision_d(two_decks=False):
+    """The fitted shoe with the loader fitted (two_decks: the gather tray too): (world, hal,
+    cw, lw)."""
     from pca9685 import PCA9685
     from hal.fastpath import on
 
@@ -243,7 +244,7 @@ def revision_d():
     def attach():
         chips.append(PCA9685(1, 0x40))
 
-    world, hal, cw = m.fitted(tweak=tweak, attach=attach)
+    world, hal, cw = m.fitted(two_decks, tweak=tweak, attach=attach)
     d = maps[0]
     lw = LoaderWorld(cw, d, chips[0], on(d))
     hal.carousel.esc.clear = lw.clear
@@ -442,13 +443,104 @@ def case_servo_driver_dead():
     assert "PCA9685 at 0x40" in e.message and "cable" in e.message, e.message
 
 
+def two_decks_d(seed):
+    """Revision D with the gather tray (hal/decks_d_rp2.py): the carousel homed and emptied,
+    a red deck in the dealing magazine, the reader board's side of the gather tray
+    (tests/mp_decks_test.py's GatherWorld)."""
+    from shoe.drbg import HmacDrbg, seeded_entropy
+    from carousel_world import decks_world
+
+    dm = decks_world()
+    world, hal, cw, lw = revision_d(True)
+    gw = dm.GatherWorld(world)
+    mech = hal.mech
+    assert type(mech).__name__ == "LoaderTwoDecks"
+    hal.carousel.ready()
+    hal.carousel.rest()
+    world.magazine = [Card(c) for c in range(52)]
+    mech.load(list(range(52)))
+    return dm, world, hal, cw, lw, gw, HmacDrbg(seeded_entropy(seed))
+
+
+def case_two_decks_on_revision_d():
+    """The next deck between the hand's steps on revision D: each card of the gather tray read
+    at the hold (face and back), a card of the deck in play among them to the reject bin,
+    named; the others down the Y-chute onto the latch of the station nearer their pocket; the
+    deck complete, the non-stop turn lays it on the shuffle tray in its plan's order, and the
+    next hand deals it. The dealing magazine never moves meanwhile."""
+    from shoe.batch import READY
+
+    dm, world, hal, cw, lw, gw, rng = two_decks_d("decks d")
+    mech = hal.mech
+    deck = list(range(52))
+    gw.gather = dm.blue(deck[1::2] + deck[::2])
+    stray = Card(C.parse("9s"))                  # red: caught between the decks
+    gw.gather.insert(30, stray)
+    dealing = list(world.magazine)
+    mech.gather(list(range(52)), rng)
+    dm.idle(mech)
+    nd = mech.nd
+    assert nd.state == READY and [r[0] for r in nd.rejected] == [stray.code], (nd.state,
+                                                                          mech.problem)
+    assert world.out[ROUTE_REJECT] == [stray] and world.magazine == dealing
+    assert not cw.missed and lw.moving_drop == 0 and lw.double == 0 and lw.drops == 52
+    assert min(hal.carousel.used) > 10, hal.carousel.used
+    order = mech.next_deck()
+    assert [c.code for c in cw.tray] == order and len(order) == 52
+    mech.load(order)
+    world.magazine = list(reversed(cw.tray))
+    assert [mech.feed(ROUTE_OUT) for _ in range(2)] == [[order[0]], [order[1]]]
+
+
+def case_two_decks_on_revision_d_in_hand_reshuffle():
+    """An in-hand reshuffle with the next deck 15 cards in, on revision D: its cards are
+    emptied onto the shuffle tray and asked for in the gather tray; the stub goes through the
+    pipeline in its plan's order; the next deck starts again with a new plan and completes."""
+    from shoe.shuffler import Plan
+    from shoe.batch import LOADING, READY
+
+    dm, world, hal, cw, lw, gw, rng = two_decks_d("in hand d")
+    mech = hal.mech
+    gw.gather = dm.blue(range(52))
+    mech.gather(list(range(52)), rng)
+    for _ in range(15):
+        mech.between()
+    nd = mech.nd
+    assert nd.count == 15
+    stub = list(range(30))
+    world.magazine = [Card(c) for c in stub]
+    plan = Plan(stub, rng)
+    mech.load(plan.cards, plan)
+    e = expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert "next deck's 15 card(s)" in e.message, e.message
+    assert len(cw.tray) == 15 and all(c.back == 1 for c in cw.tray)
+    gw.gather += cw.tray
+    del cw.tray[:]
+    e = expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert "shuffle tray" in e.message, e.message
+    assert [c.code for c in cw.tray] == plan.cards[::-1] and mech.pipe.cards == 30
+    assert nd.state == LOADING and nd.count == 0 and nd.starts == 2
+    world.magazine = list(reversed(cw.tray))
+    del cw.tray[:]
+    assert mech.feed(ROUTE_OUT) == [plan.cards[-1]]
+    dm.idle(mech)
+    assert nd.state == READY and len(cw.tray) == 52 and not cw.missed
+    assert lw.moving_drop == 0 and lw.double == 0 and lw.flip_late == 0
+
+
 TESTS = [case_loader_wiring, case_loader_reshuffle, case_card_caught_in_an_escrow,
          case_servo_driver_dead, case_pipeline_time_tells_nothing_of_the_plan,
-         case_reshuffle_figures_52, case_reshuffle_figures_40]
+         case_reshuffle_figures_52, case_reshuffle_figures_40, case_two_decks_on_revision_d,
+         case_two_decks_on_revision_d_in_hand_reshuffle]
 
 
 if __name__ == "__main__":
     # every case imports tests/mp_carousel_test.py's world besides its own: 256 KB is short
     # on this 64-bit port (a MemoryError importing it); the Pico's own heap is
     # benchmarks/memory.py's to measure
-    main(TESTS, __file__, dict((t.__name__, "384K") for t in TESTS))
+    # The two-deck cases hold the gather tray's mechanism and world besides (tests/mp_decks_test
+    # needs 352 KB for revision C alone): 448 KB
+    heaps = dict((t.__name__, "384K") for t in TESTS)
+    heaps["case_two_decks_on_revision_d"] = "448K"
+    heaps["case_two_decks_on_revision_d_in_hand_reshuffle"] = "448K"
+    main(TESTS, __file__, heaps)

@@ -22,7 +22,7 @@ BIN = os.path.dirname(sys.executable)
 FAKES = os.path.join(ROOT, "tests", "fakes")
 HAL_FILES = ["hal/rp2.py", "hal/rp2wire.py", "hal/rp2mech.py", "hal/stepper_pio.py",
              "hal/carousel_rp2.py", "hal/led_pio.py", "hal/reserve.py", "hal/loader_rp2.py",
-             "hal/pipeline_rp2.py", "hal/decks_rp2.py"]
+             "hal/pipeline_rp2.py", "hal/decks_rp2.py", "hal/decks_d_rp2.py"]
 PINMAP = os.path.join(ROOT, "hardware", "pinmap.json")
 STUB_DISTS = ("micropython-rp2-rpi-pico-stubs", "micropython-stdlib-stubs")
 
@@ -427,7 +427,7 @@ def test_hal_under_micropython(tmp_path, script):
         src = f.read()
     names = [n for n in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split()]
     assert len(names) >= (3 if script == "mp_decks_test.py" else
-                          7 if script == "mp_loader_test.py" else 6)
+                          9 if script == "mp_loader_test.py" else 6)
     for n in names:
         assert "passed " + n in out, n
 
@@ -475,7 +475,9 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
                                      "case_card_caught_in_an_escrow",
                                      "case_servo_driver_dead",
                                      "case_pipeline_time_tells_nothing_of_the_plan",
-                                     "case_reshuffle_figures_52", "case_reshuffle_figures_40")]
+                                     "case_reshuffle_figures_52", "case_reshuffle_figures_40",
+                                     "case_two_decks_on_revision_d",
+                                     "case_two_decks_on_revision_d_in_hand_reshuffle")]
 
 
 @pytest.mark.parametrize("script,name", CPYTHON_CASES, ids=[c[1] for c in CPYTHON_CASES])

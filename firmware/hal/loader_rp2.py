@@ -53,6 +53,15 @@ def timing(pm, fast):
     from hal.carousel_rp2 import CarouselTiming
 
     lt = LoaderTiming(fast, pm.data["loader"])
+    # a card of the stop-and-go path (the next deck's, between the hand's steps) leaves the
+    # exit nip at the shuffle route's speed and slides that fast to its escrow's latch
+    b = pm.budget()
+    fs = pm.feed_stepper
+    path = pm.path
+    ratio = fs.pick_roller_diameter_mm / float(fs.pick_reduction * fs.roller_diameter_mm)
+    out = (path.takeaway_nip_mm / ratio + path.exit_nip_mm + path.card_length_mm -
+           path.takeaway_nip_mm) * b["steps_per_mm"]
+    lt.chute_us = int((fast.steps_escrow - out) * 1000000 / fs.shuffle_steps_per_s) + 1
     rd = pm.reader  # a read's request and its answer on the reader's UART (10 bits a byte)
     lt.link_us = (len("$RD,00*0000\n") + rd.frame.max_len // 2) * 10 * 1000000 // rd.baud + 1
     ct = CarouselTiming(pm)
@@ -227,6 +236,7 @@ class LoaderTiming:
         self.latch_us = fp.latch_us                  # a servo's throw
         self.frame_us = fp.frame_us                  # ... from its next pulse
         self.link_us = 0                             # a read's bytes on the UART (timing())
+        self.chute_us = 0                            # exit nip -> latch, stop-and-go (timing())
         self.flipper_us = list(ld["flipper_us"])
         self.hold_us = ld["latch_us"]["hold"]
         self.release_us = ld["latch_us"]["release"]
@@ -321,10 +331,12 @@ class StationCarousel(Carousel):
         self.end_us = None                   # ticks_us when the last padded move ends
         self.used = [0] * lt.stations
         self.where = {}                      # plan slot -> pocket (use())
+        self.plan = None                     # ... of this plan
 
     def use(self, plan):
         """The reshuffle's plan: where each of its slots' cards goes."""
         self.where = self.fast.park_map(plan.drops())
+        self.plan = plan
 
     def under(self, pocket, station):
         """The pocket at station 0 when `pocket` is under `station`."""
@@ -392,7 +404,12 @@ class StationCarousel(Carousel):
             self.pockets = None
             self._fail(LOST_STEPS if self.slot_at() < 0 else "carousel_pocket",
                        "a card waits in escrow %d away from its pocket %d" % (j, pocket))
-        end = self.end_us if self.end_us is not None else self.clock.ticks_us()
+        # the card slides down the chute from the exit nip onto its latch meanwhile: the latch
+        # lets go once it is there (the card's path stopped at the hold: its move is done)
+        now = self.clock.ticks_us()
+        end = self.clock.ticks_add(now, self.lt.chute_us + self.lt.lead_us)
+        if self.end_us is not None and self.clock.ticks_diff(self.end_us, end) > 0:
+            end = self.end_us
         self.esc.release_at(j, code, end, self.idle)
         self.pockets[slot] = code
         self.t_fill = None   # the card is in: the ring may turn at once
