@@ -528,10 +528,131 @@ def case_two_decks_on_revision_d_in_hand_reshuffle():
     assert lw.moving_drop == 0 and lw.double == 0 and lw.flip_late == 0
 
 
+class QuietSM:
+    """A state machine that allocates nothing: its FIFOs as counts."""
+
+    def __init__(self):
+        self.tx = 0
+        self.rx = 0
+
+    def put(self, word):
+        self.tx += 1
+
+    def tx_fifo(self):
+        return self.tx
+
+    def rx_fifo(self):
+        return self.rx
+
+    def get(self):
+        self.rx -= 1
+        self.tx -= 1
+        return 0
+
+    def active(self, on=None):
+        return None
+
+
+class QuietClock:
+    def __init__(self):
+        self.t = 0
+
+    def ticks_us(self):
+        self.t += 50
+        return self.t
+
+    def ticks_diff(self, a, b):
+        return a - b
+
+    def ticks_add(self, a, b):
+        return a + b
+
+
+class QuietPin:
+    def value(self, v=None):
+        return 0
+
+
+class QuietUart:
+    """The reader's UART: what it answers is in `data`, given back byte by byte after a
+    write."""
+
+    def __init__(self, data):
+        self.data = data
+        self.i = len(data)
+
+    def any(self):
+        return len(self.data) - self.i
+
+    def readinto(self, buf, n=None):
+        buf[0] = self.data[self.i]
+        self.i += 1
+        return 1
+
+    def write(self, b):
+        self.i = 0
+        return len(b)
+
+
+def case_pipeline_allocates_nothing():
+    """What the pipeline's per-card loop runs allocates nothing (MicroPython, the heap locked:
+    any allocation raises MemoryError): the stepper's planner and queue deep into the loading's
+    long move and near its end (its squares stay small ints), the read's request written in
+    place and its answer gathered and parsed in place, the card judged. Under CPython the
+    same calls run and the answer's fields are checked."""
+    from crc import crc16
+    from hal.stepper_pio import Stepper
+
+    try:
+        import micropython
+        lock = micropython.heap_lock
+        unlock = micropython.heap_unlock
+    except (ImportError, AttributeError):  # CPython
+        lock = unlock = lambda: None        # noqa: E731
+    world, hal, cw, lw = revision_d()
+    mech = hal.mech
+    from hal.pipeline_rp2 import Pipeline
+
+    pipe = Pipeline(mech, hal.carousel)
+    sm = QuietSM()
+    st = Stepper(sm, QuietPin(), QuietPin(), QuietClock(), 12500, 160000, 24000, lambda: None)
+    total = 53 * mech.t.spc
+    st.start(total, True, pipe.rate, pipe.accel)
+    while st.pushed < 100000:    # into the cruise (unlocked: the first segments)
+        sm.rx = sm.tx
+        st.pump()
+    expect = list(range(52))
+    seq = (mech.reader.seq + 1) & 0xFF
+    body = b"CD,%02X,Qh,0,97" % seq
+    answer = b"$" + body + b"*%04X\n" % crc16(body)
+    mech.reader.uart = QuietUart(bytearray(answer))
+    pipe.n_rx = 0
+    got = [0, 0]
+    lock()
+    try:
+        for _ in range(200):
+            sm.rx = sm.tx
+            st.pump()
+            st.position()
+        st.pushed = st.total - 300  # near the end: the braking ramp
+        for _ in range(40):
+            sm.rx = sm.tx
+            st.pump()
+        pipe._ask(0)
+        got[0] = pipe._listen()
+        pipe._judge(0, expect)
+        got[1] = pipe.st[0]
+    finally:
+        unlock()
+    assert got[0] is True and pipe.a_code == C.parse("Qh") and pipe.a_conf == 97, pipe.a_code
+    assert got[1] == 2, got  # READ
+    assert not st.moving() or st.pushed == st.total
+
+
 TESTS = [case_loader_wiring, case_loader_reshuffle, case_card_caught_in_an_escrow,
          case_servo_driver_dead, case_pipeline_time_tells_nothing_of_the_plan,
          case_reshuffle_figures_52, case_reshuffle_figures_40, case_two_decks_on_revision_d,
-         case_two_decks_on_revision_d_in_hand_reshuffle]
+         case_two_decks_on_revision_d_in_hand_reshuffle, case_pipeline_allocates_nothing]
 
 
 if __name__ == "__main__":

@@ -427,7 +427,7 @@ def test_hal_under_micropython(tmp_path, script):
         src = f.read()
     names = [n for n in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split()]
     assert len(names) >= (3 if script == "mp_decks_test.py" else
-                          9 if script == "mp_loader_test.py" else 6)
+                          10 if script == "mp_loader_test.py" else 6)
     for n in names:
         assert "passed " + n in out, n
 
@@ -477,7 +477,8 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
                                      "case_pipeline_time_tells_nothing_of_the_plan",
                                      "case_reshuffle_figures_52", "case_reshuffle_figures_40",
                                      "case_two_decks_on_revision_d",
-                                     "case_two_decks_on_revision_d_in_hand_reshuffle")]
+                                     "case_two_decks_on_revision_d_in_hand_reshuffle",
+                                     "case_pipeline_allocates_nothing")]
 
 
 @pytest.mark.parametrize("script,name", CPYTHON_CASES, ids=[c[1] for c in CPYTHON_CASES])
