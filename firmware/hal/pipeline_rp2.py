@@ -293,6 +293,7 @@ class Pipeline:
         fault = None
         free_at = clock.ticks_us()  # when the ring may turn for the next card (the last in)
         end_us = 0                  # the padded move's end
+        arrive = 0                  # when its card reaches its latch
         stopping = False
         fst.enable(True)
         top = fst.max_rate
@@ -449,10 +450,9 @@ class Pipeline:
                             car._missed(c_origin, car.pos)
                             car.sensor.settle()
                             if car.slot_at() != c_target or not car.sensor.active:
-                                car.pockets = None
-                                car._fail(LOST_STEPS, "the carousel stopped at step %d without "
-                                          "pocket %d's tab at the sensor: it lost steps"
-                                          % (car.pos % car.t.rev, c_target))
+                                self._lost("the carousel stopped at step %d without pocket %d's "
+                                           "tab at the sensor: it lost steps"
+                                           % (car.pos % car.t.rev, c_target))
                             c_steps = 0
                     left = clock.ticks_diff(end_us, now)
                     if not latched and left <= lt.lead_us + lt.latch_us:
@@ -464,9 +464,8 @@ class Pipeline:
                         free_at = clock.ticks_add(free_at, self.fall_us)
                     if latched and clock.ticks_diff(now, free_at) >= 0:
                         if c_steps:  # the ring did not stop within its bound: the card fell
-                            car.pockets = None
-                            car._fail(LOST_STEPS, "the carousel's move overran its time: the "
-                                      "card may have fallen beside its pocket")
+                            self._lost("the carousel's move overran its time: the card may have "
+                                       "fallen beside its pocket")
                         j = self.station[s]
                         esc.drv.pulse(lt.ch_latch[j], lt.hold_us)
                         esc.releases += 1
@@ -509,6 +508,12 @@ class Pipeline:
         if not b.home.active:
             m.homed = False
         fst.enable(False)
+
+    def _lost(self, message):
+        """The ring is not where its card falls: the pockets' contents unknown (emptied before
+        the next reshuffle), the carousel stopped safe."""
+        self.car.pockets = None
+        self.car._fail(LOST_STEPS, message)
 
     def _tell(self):
         return "open the lid, take the cards out of the path, the chute and the escrows, put " \
