@@ -52,6 +52,11 @@ FIGURES = {
                  r"== revision D \(the pipelined loader",
                  r"revision D reshuffle time spread over 4 plans: \d+ us",
                  r"revision D, two decks: the opening wait is 0 s in \d+ of the \d+ hands"],
+    "pico_loader.py": [r"reshuffle of 52 cards: first after power-up %s s, next %s s \(the "
+                       r"model: %s s, %s s" % (NUMBER, NUMBER, NUMBER, NUMBER),
+                       r"reshuffle of 40 cards: first after power-up %s s, next %s s" % (NUMBER,
+                                                                                         NUMBER),
+                       r"reshuffle time spread over \d+ plans of \d+ cards: %s ms" % NUMBER],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 256\)"],
 }
