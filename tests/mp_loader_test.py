@@ -528,6 +528,54 @@ def case_two_decks_on_revision_d_in_hand_reshuffle():
     assert lw.moving_drop == 0 and lw.double == 0 and lw.flip_late == 0
 
 
+def put_back(world, lw):
+    """The operator after a stop: the cards in the escrows, the path and the chute, face down
+    on top of the magazine (the next cards picked)."""
+    back = [c for c in lw.escrow if c is not None] + [f[0] for f in world.flight] + lw.chute
+    lw.escrow = [None] * len(lw.escrow)
+    del world.flight[:]
+    del lw.chute[:]
+    world.magazine += back
+
+
+def case_pipeline_stops_on_a_card_it_cannot_take():
+    """A card read face up stops the pipeline (its read ends after it passed the diverter):
+    it lies on its escrow's closed latch, the cards before it are in their pockets, the fault
+    names it; the operator turns it and puts it and what the stop left in the path on the
+    magazine. Then the magazine runs out two cards short: `empty` with the count; the two put
+    in, the loading ends and the tray holds the plan's order."""
+    from shoe.shuffler import Plan
+    from shoe.drbg import HmacDrbg, seeded_entropy
+
+    world, hal, cw, lw = revision_d()
+    mech = hal.mech
+    car = hal.carousel
+    stub = list(range(16))
+    plan = Plan(stub, HmacDrbg(seeded_entropy("stops")))
+    world.magazine = [Card(c) for c in stub]
+    boxed = world.magazine[-6]                   # the 6th card out
+    boxed.up = True
+    late = world.magazine[:2]                    # the last two: not there yet
+    del world.magazine[:2]
+    car.ready()
+    mech.load(plan.cards, plan)
+    e = expect_fault("jam", mech.feed, ROUTE_OUT)
+    assert "face up (%s)" % C.name(boxed.code) in e.message and "face down" in e.message, \
+        e.message
+    assert boxed in lw.escrow or boxed in lw.chute, (lw.escrow, lw.chute)  # (on its way down)
+    assert lw.drops == 5 and mech.pipe.cards == 5, (lw.drops, mech.pipe.cards)
+    boxed.up = False
+    put_back(world, lw)
+    e = expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert "still needs 2 card(s)" in e.message, e.message
+    world.magazine[:0] = late
+    put_back(world, lw)
+    e = expect_fault("empty", mech.feed, ROUTE_OUT)
+    assert "shuffle tray" in e.message, e.message
+    assert [c.code for c in cw.tray] == plan.cards[::-1], "the tray is not the plan's order"
+    assert not cw.missed and lw.moving_drop == 0 and lw.double == 0
+
+
 class QuietSM:
     """A state machine that allocates nothing: its FIFOs as counts."""
 
@@ -652,7 +700,8 @@ def case_pipeline_allocates_nothing():
 TESTS = [case_loader_wiring, case_loader_reshuffle, case_card_caught_in_an_escrow,
          case_servo_driver_dead, case_pipeline_time_tells_nothing_of_the_plan,
          case_reshuffle_figures_52, case_reshuffle_figures_40, case_two_decks_on_revision_d,
-         case_two_decks_on_revision_d_in_hand_reshuffle, case_pipeline_allocates_nothing]
+         case_two_decks_on_revision_d_in_hand_reshuffle, case_pipeline_allocates_nothing,
+         case_pipeline_stops_on_a_card_it_cannot_take]
 
 
 if __name__ == "__main__":

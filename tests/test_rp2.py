@@ -431,7 +431,7 @@ def test_hal_under_micropython(tmp_path, script):
         src = f.read()
     names = [n for n in src.split("TESTS = [", 1)[1].split("]", 1)[0].replace(",", " ").split()]
     assert len(names) >= (3 if script == "mp_decks_test.py" else
-                          10 if script == "mp_loader_test.py" else 6)
+                          11 if script == "mp_loader_test.py" else 6)
     for n in names:
         assert "passed " + n in out, n
 
@@ -482,7 +482,8 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
                                      "case_reshuffle_figures_52", "case_reshuffle_figures_40",
                                      "case_two_decks_on_revision_d",
                                      "case_two_decks_on_revision_d_in_hand_reshuffle",
-                                     "case_pipeline_allocates_nothing")]
+                                     "case_pipeline_allocates_nothing",
+                                     "case_pipeline_stops_on_a_card_it_cannot_take")]
 
 
 @pytest.mark.parametrize("script,name", CPYTHON_CASES, ids=[c[1] for c in CPYTHON_CASES])

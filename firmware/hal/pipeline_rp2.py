@@ -42,6 +42,7 @@ from shoe import cards as C
 from shoe.compat import const
 from shoe.faults import EMPTY, JAM, LID_OPEN, READER_SILENT, MechanismFault
 
+ARRIVE_US = const(1000)  # the margin on a card's arrival at its latch
 RING = const(4)          # cards in flight at most (a power of two: the slots are i & 3)
 HEX = b"0123456789ABCDEF"
 BACKS = ("0", "1", "?")  # the report's back field (hal/decks_rp2.py reads Reader.back)
@@ -419,8 +420,10 @@ class Pipeline:
                         # go at the latch's latest release or then, whichever is later
                         ahead = self.d_on[s] + self.escrow_after_d - p
                         # (each PIO segment of SEG steps adds its GAP cycles)
-                        arrive = clock.ticks_add(now, ahead * self.step_us + ahead * GAP //
-                                                 (SEG * 2) if ahead > 0 else 0)
+                        # (and ARRIVE_US more: the feed's position is read a loop's turn
+                        # from `now`, and a card slides the chute at about the path's speed)
+                        arrive = clock.ticks_add(now, (ahead * self.step_us + ahead * GAP //
+                                                       (SEG * 2) if ahead > 0 else 0) + ARRIVE_US)
                         fwd = (c_target * sps - car.pos) % car.t.rev
                         back = car.t.rev - fwd if fwd else 0
                         c_sign = 1 if fwd <= back else -1
@@ -437,6 +440,12 @@ class Pipeline:
                         break  # nothing more goes in: the fault is raised below
                 elif moving < 0 and stopping:
                     break
+                if moving < 0 and not stopping and not fst.moving() and \
+                        (put >= picked or st[put & 3] == PICKED):
+                    # the feed's move is over and the next card never reached the reader
+                    fault = MechanismFault(JAM, "a card did not reach the reader while the "
+                                           "carousel was loading: " + self._tell())
+                    stopping = True
                 if moving >= 0:
                     s = moving & 3
                     if c_steps:
@@ -488,6 +497,8 @@ class Pipeline:
             if put < n and fault is None:
                 fault = MechanismFault(JAM, self._rejected(put))
             if fault is not None:
+                if fault.kind == EMPTY:  # (counted now: the cards on latches went in)
+                    fault = MechanismFault(EMPTY, self._missing(EMPTY, n - put))
                 raise fault
             while fst.pump():  # the feed's last cycle: the pick roller home
                 m._tick()
