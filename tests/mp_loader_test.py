@@ -235,6 +235,7 @@ class LoaderBoard:
         self.asked = []
         self.silent = False
         self.unknown = False
+        self.eb_us = 1000   # when $EB is answered (a board in a 60 ms read answers after it)
 
     def reader_rx(self, data):
         for line in bytes(data).split(b"\n"):
@@ -256,7 +257,7 @@ class LoaderBoard:
             else:
                 j = int(f[1])
                 seen = "?" if self.unknown else ("0" if self.lw.escrow[j] is None else "1")
-                self.world.answer(1000, "EB,%d,%s" % (j, seen))
+                self.world.answer(self.eb_us, "EB,%d,%s" % (j, seen))
 
     def passed(self):
         cw = self.cw
@@ -366,16 +367,18 @@ def case_loader_reshuffle():
     assert world.home() and board.outputs[world.g_en] != world.en_level
 
 
-def reshuffle_figures(n=52, seed="figures", plans=2):
+def reshuffle_figures(n=52, seed="figures", plans=2, eb_us=1000):
     """Reshuffles of n cards after power-up in the fake world (the first homes the carousel, the
     pocket sensor counting none: no purge), nothing going wrong: seconds for each
     from the feed that starts it to the stack on the tray, the pipeline's part (the first
     card's pick to the last card in), and the instants the latches closed on each card in
-    (us from the start: the schedule). For benchmarks and the constant-time check."""
+    (us from the start: the schedule). For benchmarks and the constant-time check. eb_us:
+    when the reader board answers each escrow's beam ($EB)."""
     from shoe.shuffler import Plan
     from shoe.drbg import HmacDrbg, seeded_entropy
 
     world, hal, cw, lw = revision_d()
+    lw.board.eb_us = eb_us
     mech = hal.mech
     car = hal.carousel
     rng = HmacDrbg(seeded_entropy(seed))
@@ -425,6 +428,38 @@ def case_pipeline_time_tells_nothing_of_the_plan():
     assert abs(a["total_s"] - b["total_s"]) < 0.0011, (a["total_s"], b["total_s"])
     print("figure pipeline of 20: %.4f s and %.4f s, per card within %d us" % (
         a["total_s"], b["total_s"], worst))
+
+
+def six_cards(seed):
+    """Revision D homed, six cards in the magazine and their plan: (lw, mech, plan)."""
+    from shoe.shuffler import Plan
+    from shoe.drbg import HmacDrbg, seeded_entropy
+
+    world, hal, cw, lw = revision_d()
+    stub = list(range(6))
+    plan = Plan(stub, HmacDrbg(seeded_entropy(seed)))
+    world.magazine = [Card(c) for c in stub]
+    hal.carousel.ready()
+    return lw, hal.mech, plan
+
+
+def case_escrow_beams_do_not_hold_the_pipeline():
+    """The escrows' beams are asked as each latch closes again ($EB, one a card) and their
+    answers gathered inside the pipeline's loop: a board that answers 60 ms late (in a read)
+    leaves every card's instant in its pocket and the reshuffle's time as they are with answers
+    1 ms late (a blocking ask would add its wait to every card); an answer later than the next
+    latch's release stops the loading with reader_silent naming the escrow."""
+    quick = reshuffle_figures(12, "beams", 2)[1]
+    slow = reshuffle_figures(12, "beams", 2, 60000)[1]
+    worst = max(abs(x - y) for x, y in zip(quick["in_us"], slow["in_us"]))
+    assert len(quick["in_us"]) == 12 and worst < 500, (quick["in_us"], slow["in_us"])
+    assert abs(quick["total_s"] - slow["total_s"]) < 0.0011, (quick["total_s"], slow["total_s"])
+    lw, mech, plan = six_cards("late")
+    lw.board.eb_us = 120000
+    mech.load(plan.cards, plan)
+    e = expect_fault("reader_silent", mech.feed, ROUTE_OUT)
+    assert "escrow" in e.message and "beam" in e.message, e.message
+    assert lw.board.asked.count("EB,0") + lw.board.asked.count("EB,1") == 1, lw.board.asked
 
 
 def figures(n):
@@ -534,15 +569,7 @@ def case_escrow_beam_cannot_tell():
     """The reader board answers '?' for an escrow's beam (its expander dead): the reshuffle
     stops with reader_fault, naming the escrow and what to check, before the next card could
     fall onto a card left unseen."""
-    from shoe.shuffler import Plan
-    from shoe.drbg import HmacDrbg, seeded_entropy
-
-    world, hal, cw, lw = revision_d()
-    mech = hal.mech
-    stub = list(range(6))
-    plan = Plan(stub, HmacDrbg(seeded_entropy("unknown")))
-    world.magazine = [Card(c) for c in stub]
-    hal.carousel.ready()
+    lw, mech, plan = six_cards("unknown")
     lw.board.unknown = True
     mech.load(plan.cards, plan)
     e = expect_fault("reader_fault", mech.feed, ROUTE_OUT)
@@ -807,7 +834,7 @@ def case_pipeline_allocates_nothing():
 TESTS = [case_loader_wiring, case_loader_reshuffle, case_card_caught_in_an_escrow,
          case_servo_driver_dead, case_pockets_empty_after_power_up,
          case_pockets_seen_or_unknown_after_power_up, case_escrow_beam_cannot_tell,
-         case_pipeline_time_tells_nothing_of_the_plan,
+         case_pipeline_time_tells_nothing_of_the_plan, case_escrow_beams_do_not_hold_the_pipeline,
          case_reshuffle_figures_52, case_reshuffle_figures_40, case_two_decks_on_revision_d,
          case_two_decks_on_revision_d_in_hand_reshuffle, case_pipeline_allocates_nothing,
          case_pipeline_stops_on_a_card_it_cannot_take]

@@ -482,6 +482,7 @@ CPYTHON_CASES = [("mp_rp2_test", n) for n in ("case_rng_drbg", "case_rng_health_
                                      "case_pockets_seen_or_unknown_after_power_up",
                                      "case_escrow_beam_cannot_tell",
                                      "case_pipeline_time_tells_nothing_of_the_plan",
+                                     "case_escrow_beams_do_not_hold_the_pipeline",
                                      "case_reshuffle_figures_52", "case_reshuffle_figures_40",
                                      "case_two_decks_on_revision_d",
                                      "case_two_decks_on_revision_d_in_hand_reshuffle",

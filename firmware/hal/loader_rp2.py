@@ -51,6 +51,7 @@ def timing(pm, fast):
     """(CarouselTiming at revision D's motion profile, LoaderTiming): pm the pin map
     (hal.pinview.PinMap), fast its hal.fastpath.FastPath."""
     from hal.carousel_rp2 import CarouselTiming
+    from hal.readerline import RD, frame
 
     lt = LoaderTiming(fast, pm.data["loader"])
     # a card of the stop-and-go path (the next deck's, between the hand's steps) leaves the
@@ -63,7 +64,7 @@ def timing(pm, fast):
            path.takeaway_nip_mm) * b["steps_per_mm"]
     lt.chute_us = int((fast.steps_escrow - out) * 1000000 / fs.shuffle_steps_per_s) + 1
     rd = pm.reader  # a read's request and its answer on the reader's UART (10 bits a byte)
-    lt.link_us = (len("$RD,00*0000\n") + rd.frame.max_len // 2) * 10 * 1000000 // rd.baud + 1
+    lt.link_us = (len(frame(RD + ",00")) + rd.frame.max_len // 2) * 10 * 1000000 // rd.baud + 1
     ct = CarouselTiming(pm)
     ct.cruise = lt.cruise
     ct.accel = lt.accel
@@ -304,13 +305,18 @@ class Escrows:
         self.drv.pulse(lt.ch_latch[station], lt.hold_us)
         self.releases += 1
         if self.clear is not None and not self.clear(station):
-            self.caught = code
-            raise MechanismFault(ESCROW, "a card (%s) is caught in escrow %d of the carousel's "
-                                         "loader: open the lid, take it out, put it face down on "
-                                         "top of the magazine, close the lid and feed again"
-                                 % (code_name(code), station))
+            raise self.caught_in(station, code)
         self.held[station] = None
         return clock.ticks_us()
+
+    def caught_in(self, station, code):
+        """The card `code` left in `station`'s escrow (its beam sees it after the latch closed
+        again): noted, and the fault that stops the reshuffle (hal/pipeline_rp2.py's too)."""
+        self.caught = code
+        return MechanismFault(ESCROW, "a card (%s) is caught in escrow %d of the carousel's "
+                                      "loader: open the lid, take it out, put it face down on "
+                                      "top of the magazine, close the lid and feed again"
+                              % (code_name(code), station))
 
 
 def code_name(code):

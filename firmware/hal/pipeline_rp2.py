@@ -31,12 +31,24 @@
 # not come (the magazine empty: `empty`, with the count still needed; else a misfeed: `jam`),
 # the lid, a silent reader, and the carousel's own faults.
 #
+# The escrows' beams (hal/loader_board.py's $EB, on the reader board) are asked without stopping
+# the loop: when a latch closes again after its card fell, the request goes out on the reader's
+# line and its answer is gathered byte by byte with the reads' (both lines parsed in place), the
+# ring's next move starting meanwhile as the schedule says, so a card's time is the same whatever
+# the answer took. The answer must be in before the next latch lets go (or within the reader's
+# timeout, for the last card): a card still seen stops the loading with escrow_caught naming it
+# and its escrow (it is counted out of its pocket again), a beam the board cannot tell stops it
+# with reader_fault, no answer by the deadline with reader_silent (a card left unseen would fall
+# into the next card's pocket).
+#
 # No allocation in the per-card loop: the state of the cards in flight is in lists made once
 # (four slots: a card is read, one falls, one is on its latch, one is picked), the reader's
 # answer is gathered in a bytearray and parsed in place (its CRC over the buffer's range), the
 # request is a bytearray rewritten in place, the times are small ints (ticks_us).
 from crc import crc16_range
 from hal.carousel_rp2 import LOST_STEPS, ROUTE_SHUFFLE
+from hal.loader_board import beam, silent
+from hal.readerline import CD, EB, RD, frame
 from hal.stepper_pio import GAP, SEG, STEP_HZ, half_for
 from shoe import cards as C
 from shoe.compat import const
@@ -45,7 +57,7 @@ from shoe.faults import EMPTY, JAM, LID_OPEN, READER_SILENT, MechanismFault
 ARRIVE_US = const(1000)  # the margin on a card's arrival at its latch
 RING = const(4)          # cards in flight at most (a power of two: the slots are i & 3)
 HEX = b"0123456789ABCDEF"
-BACKS = ("0", "1", "?")  # the report's back field (hal/decks_rp2.py reads Reader.back)
+FLAGS = ("0", "1", "?")  # a 0/1/? field: the back (Reader.back, hal/decks_rp2.py), a beam
 # a card's state (the slots' `st`)
 PICKED = const(0)        # its lead passed the double-feed beam
 ASKED = const(1)         # its read is requested
@@ -117,7 +129,21 @@ class Pipeline:
         self.asked = [0] * RING     # ticks_us of the read request
         self.station = [0] * RING
         self.target = [0] * RING    # the pocket at station 0 when its pocket is under its station
-        self.req = bytearray(b"$RD,00*0000\n")
+        self.req = bytearray(frame(RD + ",00"))  # seq and CRC rewritten in place (_ask)
+        # the escrows' beams, when the reader board has them (hal/loader_rp2.py's fit): each
+        # station's $EB request made once
+        self.beams = car.esc.clear is not None
+        self.eb_req = [frame("%s,%d" % (EB, j)) for j in range(lt.stations)]
+        self.cd = CD.encode()
+        self.eb = EB.encode()
+        self.eb_j = -1              # the escrow whose beam's answer is awaited (-1: none)
+        self.eb_code = 0            # ... the card that fell from it
+        self.eb_at = 0              # ... when asked (ticks_us)
+        self.eb_seen = -1           # its answer: 0 clear, 1 a card, 2 cannot tell (-1: none yet)
+        self.eb_shared = False      # a later card may lie on that latch when the board looks
+        # the board reads the beam when it takes the request: at the latest after a read under
+        # way and both lines' bytes (in the feed's steps)
+        self.look_steps = (t.read_ms * 1000 + lt.link_us) // self.step_us + 1
         self.rx = bytearray(t.max_len + 8)
         self.one = bytearray(1)
         self.ranks = C.RANKS.encode()
@@ -146,9 +172,7 @@ class Pipeline:
         q[8] = HEX[(crc >> 8) & 15]
         q[9] = HEX[(crc >> 4) & 15]
         q[10] = HEX[crc & 15]
-        self.n_rx = 0
-        while r.uart.any():  # an old answer: dropped
-            r.uart.readinto(self.one, 1)
+        self._listen()  # what came before: a beam's answer taken, an old read's dropped
         r.uart.write(q)
         s = i & 3
         self.asked[s] = m.clock.ticks_us()
@@ -168,14 +192,22 @@ class Pipeline:
 
     def _parse(self, n):
         """The line rx[0:n] (its newline dropped): True for a well-formed $CD answer to the
-        request under way, its fields in a_code (-1: unreadable), a_up, a_conf, a_back."""
+        request under way, its fields in a_code (-1: unreadable), a_up, a_conf, a_back; an $EB
+        answer for the beam awaited sets eb_seen."""
         b = self.rx
         star = n - 5
-        if n < 12 or b[0] != 36 or b[star] != 42 or b[1] != 67 or b[2] != 68 or b[3] != 44:
-            return False  # not '$CD,'
+        if n < 10 or b[0] != 36 or b[star] != 42 or b[3] != 44:
+            return False
         if self._hex(star + 1, 4) != crc16_range(b, 1, star):
             self.m.reader.frames_bad += 1
             return False
+        if b[1] == self.eb[0] and b[2] == self.eb[1]:  # '$EB,<j>,<seen>'
+            if n == 12 and b[5] == 44 and b[4] - 48 == self.eb_j:
+                c = b[6]
+                self.eb_seen = c - 48 if c in (48, 49) else 2
+            return False
+        if n < 12 or b[1] != self.cd[0] or b[2] != self.cd[1]:
+            return False  # not '$CD,'
         if self._hex(4, 2) != self.m.reader.seq or b[6] != 44:
             return False
         r = b[7]
@@ -244,7 +276,7 @@ class Pipeline:
         self.why[s] = why
         self.st[s] = BAD if why else READ
         m.reader.alive = True
-        m.reader.back = None if self.a_back < 0 else BACKS[self.a_back]
+        m.reader.back = None if self.a_back < 0 else FLAGS[self.a_back]
 
     # ---------------------------------------------------------------- the run
 
@@ -271,6 +303,7 @@ class Pipeline:
             self.why[s] = 0
         self.n_rx = 0
         self.asking = -1
+        self.eb_j = -1
         self.cards = 0
         m.div.set(ROUTE_SHUFFLE)
         while not m.div.settled():
@@ -305,7 +338,7 @@ class Pipeline:
         fst.max_rate = top
         t0 = clock.ticks_us()
         try:
-            while put < n:
+            while put < n or self.eb_j >= 0:  # (and the last beam's answer)
                 m._tick()
                 if fst.moving():
                     fst.pump()
@@ -370,10 +403,13 @@ class Pipeline:
                         if st[s] == PICKED and self.t_on[s] >= 0 and \
                                 p >= self.t_on[s] + self.read_after_t:
                             self._ask(i)
+                got = self._listen() if self.asking >= 0 or self.eb_j >= 0 else False
+                if self.eb_j >= 0:
+                    self._beam(now, expect, slot_of)
                 if self.asking >= 0:
                     i = self.asking
                     s = i & 3
-                    if self._listen():
+                    if got:
                         self._judge(i, expect)
                         self.asking = -1
                     elif clock.ticks_diff(now, self.asked[s]) > self.timeout_us:
@@ -465,6 +501,8 @@ class Pipeline:
                             c_steps = 0
                     left = clock.ticks_diff(end_us, now)
                     if not latched and left <= lt.lead_us + lt.latch_us:
+                        if self.eb_j >= 0:  # the last beam unheard: this card must not fall
+                            raise silent(self.eb_j)
                         esc.drv.pulse(lt.ch_latch[self.station[s]], lt.release_us)
                         latched = True
                         free_at = clock.ticks_add(end_us, self.open_us - lt.lead_us - lt.latch_us)
@@ -479,13 +517,13 @@ class Pipeline:
                         esc.drv.pulse(lt.ch_latch[j], lt.hold_us)
                         esc.releases += 1
                         code = self.code[s]
-                        if esc.clear is not None and not esc.clear(j):
-                            esc.caught = code
-                            raise MechanismFault("escrow_caught", "a card (%s) is caught in "
-                                                 "escrow %d of the carousel's loader: open the "
-                                                 "lid, take it out, put it face down on top of "
-                                                 "the magazine, close the lid and feed again"
-                                                 % (C.name(code), j))
+                        if self.beams:  # is the escrow empty? (answered while the loop runs)
+                            self.m.reader.uart.write(self.eb_req[j])
+                            self.eb_j = j
+                            self.eb_code = code
+                            self.eb_at = now
+                            self.eb_seen = -1
+                            self.eb_shared = self._shared(j, put + 1, picked, routed, p, stopping)
                         car.pockets[slot_of(code)] = code
                         expect.remove(code)
                         if m.expect is not None:
@@ -519,6 +557,45 @@ class Pipeline:
         if not b.home.active:
             m.homed = False
         fst.enable(False)
+
+    def _beam(self, now, expect, slot_of):
+        """The beam's answer awaited (eb_j): a card still in that escrow stops the loading
+        (escrow_caught: the card counted out of its pocket again, to be loaded by the next
+        feed), so does a beam the board cannot tell (reader_fault) or no answer within the
+        reader's timeout (reader_silent); clear, or a card seen that may be a later one
+        (eb_shared: _shared), nothing more awaited."""
+        j = self.eb_j
+        seen = self.eb_seen
+        if seen < 0:
+            if self.m.clock.ticks_diff(now, self.eb_at) > self.timeout_us:
+                raise silent(j)
+            return
+        self.eb_j = -1
+        if beam(j, FLAGS[seen]) or self.eb_shared:
+            return
+        code = self.eb_code
+        self.car.pockets[slot_of(code)] = None
+        expect.append(code)
+        if self.m.expect is not None:
+            self.m.expect.add(code)
+        self.cards -= 1
+        raise self.car.esc.caught_in(j, code)
+
+    def _shared(self, j, i, picked, routed, p, stopping):
+        """Whether a card after the one that just fell from latch j (cards i .. picked - 1) may
+        already lie on that latch when the board reads its beam: down j's chute (its station,
+        or the flipper's when it is not routed: a card the loader cannot take) with its lead at
+        the latch by then (after a stop, once its tail left the exit nip: it slides on). On the
+        schedule the next card reaches its latch about 135 ms after the last one closed, so
+        this is only so after a stop, whose fault asks for the escrows' cards anyway."""
+        while i < picked:
+            s = i & 3
+            k = self.station[s] if i < routed else self.car.esc.station
+            if k == j and (p + self.look_steps >= self.d_on[s] + self.escrow_after_d or
+                           (stopping and p >= self.d_on[s] + self.out_after_d)):
+                return True
+            i += 1
+        return False
 
     def _lost(self, message):
         """The ring is not where its card falls: the pockets' contents unknown (emptied before
