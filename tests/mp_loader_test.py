@@ -780,7 +780,8 @@ def case_pipeline_allocates_nothing():
     """What the pipeline's per-card loop runs allocates nothing (MicroPython, the heap locked:
     any allocation raises MemoryError): the stepper's planner and queue deep into the loading's
     long move and near its end (its squares stay small ints), the read's request written in
-    place and its answer gathered and parsed in place, the card judged. Under CPython the
+    place and its answer gathered and parsed in place, the card judged, an escrow's beam's answer
+    after it gathered and judged the same way. Under CPython the
     same calls run and the answer's fields are checked."""
     from crc import crc16
     from hal.stepper_pio import Stepper
@@ -807,9 +808,14 @@ def case_pipeline_allocates_nothing():
     seq = (mech.reader.seq + 1) & 0xFF
     body = b"CD,%02X,Qh,0,97" % seq
     answer = b"$" + body + b"*%04X\n" % crc16(body)
+    beam = b"EB,1,0"   # escrow 1's beam: clear, answered after the read
+    answer += b"$" + beam + b"*%04X\n" % crc16(beam)
     mech.reader.uart = QuietUart(bytearray(answer))
     pipe.n_rx = 0
-    got = [0, 0]
+    pipe.eb_j = 1
+    pipe.eb_seen = -1
+    pipe.eb_shared = False
+    got = [0, 0, 0]
     lock()
     try:
         for _ in range(200):
@@ -824,10 +830,13 @@ def case_pipeline_allocates_nothing():
         got[0] = pipe._listen()
         pipe._judge(0, expect)
         got[1] = pipe.st[0]
+        got[2] = pipe._listen()
+        pipe._beam(0, expect, None)
     finally:
         unlock()
     assert got[0] is True and pipe.a_code == C.parse("Qh") and pipe.a_conf == 97, pipe.a_code
     assert got[1] == 2, got  # READ
+    assert got[2] is False and pipe.eb_j == -1 and pipe.eb_seen == 0, (pipe.eb_j, pipe.eb_seen)
     assert not st.moving() or st.pushed == st.total
 
 
