@@ -378,14 +378,14 @@ class StationCarousel(Carousel):
         last reshuffle left the ring); the servo driver started first, after power-up."""
         if not self.esc.drv.started:
             self.esc.start()
-        count = self.pockets is None and self.pockets_seen is not None
-        if count:
-            self.pockets_seen.start()
+        sensor = self.pockets_seen if self.pockets is None else None  # (only after power-up)
+        if sensor is not None:
+            sensor.start()
         t0 = self.clock.ticks_us()
         Carousel.home(self)
         self._until(t0, self.lt.home_ms)
-        if count:
-            self.pocket_count = self.pockets_seen.seen()
+        if sensor is not None:
+            self.pocket_count = sensor.seen()
 
     def _move(self, steps, forward, rate=None, stop=False):
         """Carousel._move; the driver's enable is a servo driver's output, which changes at
