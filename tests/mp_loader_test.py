@@ -213,9 +213,6 @@ class LoaderWorld:
                 del self.inside[k]
         board.later(2000, self.poll)
 
-    def clear(self, j):
-        return self.escrow[j] is None
-
 
 class LoaderBoard:
     """Revision D's parts on the reader board (hal/readerline.py's $PK and $EB, as
