@@ -55,6 +55,11 @@ FIGURES = {
                  r"the power-up, before any command: %s s \(the homing turn\), %s s when" % (
                      NUMBER, NUMBER),
                  r"the longest a dealing command waited for the mechanism: \d+ ms"],
+    "pico_loader.py": [r"reshuffle of 52 cards: first after power-up %s s, next %s s \(the "
+                       r"model: %s s, %s s" % (NUMBER, NUMBER, NUMBER, NUMBER),
+                       r"reshuffle of 40 cards: first after power-up %s s, next %s s" % (NUMBER,
+                                                                                         NUMBER),
+                       r"reshuffle time spread over \d+ plans of \d+ cards: %s ms" % NUMBER],
     "rp2_heap.py": [r"case_wiring +\d+ KB \(margin \d+ KB of 256\)",
                     r"case_carousel_wiring +\d+ KB \(margin \d+ KB of 288\)"],
 }

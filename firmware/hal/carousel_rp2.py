@@ -518,8 +518,7 @@ class ShufflingMechanism(Mechanism):
         car.idle = self.idle
         car.ready()
         if job.drops is None:
-            while job.left:
-                self._load_one(job)
+            self._load_all(job)
             pockets = car.pockets
             job.drops = [s for s in job.plan.drops() if pockets[s] is not None]
         car.unload(job.drops)
@@ -528,6 +527,12 @@ class ShufflingMechanism(Mechanism):
         self.tray = True
         stack = [c for c in job.plan.cards if c not in self.delivered]
         Mechanism.load(self, stack)
+
+    def _load_all(self, job):
+        """Every card still to load into its pocket, one at a time (revision D's loader
+        pipelines them: hal/loader_rp2.py)."""
+        while job.left:
+            self._load_one(job)
 
     def _load_one(self, job):
         """Feed one card of the magazine into its pocket (or, rejected, to the reject bin).

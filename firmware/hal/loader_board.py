@@ -49,11 +49,23 @@ class EscrowBeams:
         while clock.ticks_ms() == m:
             pass
         if f is None:
-            raise MechanismFault(READER_SILENT, "the reader board does not answer for escrow "
-                                                "%d's beam: check the reader's cable and power, "
-                                                "then feed again" % station)
-        if f[2] == UNKNOWN or f[2] not in ("0", "1"):
-            raise MechanismFault(READER_FAULT, "the reader board cannot read escrow %d's beam: "
-                                               "check the beams' expander on its I2C (J16), then "
-                                               "feed again" % station)
-        return f[2] == "0"
+            raise silent(station)
+        return beam(station, f[2])
+
+
+def silent(station):
+    """The fault when the board does not answer for `station`'s beam (hal/pipeline_rp2.py's
+    deadline too)."""
+    return MechanismFault(READER_SILENT, "the reader board does not answer for escrow %d's "
+                                         "beam: check the reader's cable and power, then feed "
+                                         "again" % station)
+
+
+def beam(station, seen):
+    """$EB's field for `station` ('0' clear, '1' a card, '?' or anything else: the board
+    cannot tell) -> True when clear; raises reader_fault when the board cannot tell."""
+    if seen == UNKNOWN or seen not in ("0", "1"):
+        raise MechanismFault(READER_FAULT, "the reader board cannot read escrow %d's beam: "
+                                           "check the beams' expander on its I2C (J16), then "
+                                           "feed again" % station)
+    return seen == "0"

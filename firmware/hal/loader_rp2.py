@@ -51,8 +51,20 @@ def timing(pm, fast):
     """(CarouselTiming at revision D's motion profile, LoaderTiming): pm the pin map
     (hal.pinview.PinMap), fast its hal.fastpath.FastPath."""
     from hal.carousel_rp2 import CarouselTiming
+    from hal.readerline import RD, frame
 
     lt = LoaderTiming(fast, pm.data["loader"])
+    # a card of the stop-and-go path (the next deck's, between the hand's steps) leaves the
+    # exit nip at the shuffle route's speed and slides that fast to its escrow's latch
+    b = pm.budget()
+    fs = pm.feed_stepper
+    path = pm.path
+    ratio = fs.pick_roller_diameter_mm / float(fs.pick_reduction * fs.roller_diameter_mm)
+    out = (path.takeaway_nip_mm / ratio + path.exit_nip_mm + path.card_length_mm -
+           path.takeaway_nip_mm) * b["steps_per_mm"]
+    lt.chute_us = int((fast.steps_escrow - out) * 1000000 / fs.shuffle_steps_per_s) + 1
+    rd = pm.reader  # a read's request and its answer on the reader's UART (10 bits a byte)
+    lt.link_us = (len(frame(RD + ",00")) + rd.frame.max_len // 2) * 10 * 1000000 // rd.baud + 1
     ct = CarouselTiming(pm)
     ct.cruise = lt.cruise
     ct.accel = lt.accel
@@ -233,6 +245,8 @@ class LoaderTiming:
         self.in_us = fp.in_us                        # release -> the tail past the rim
         self.latch_us = fp.latch_us                  # a servo's throw
         self.frame_us = fp.frame_us                  # ... from its next pulse
+        self.link_us = 0                             # a read's bytes on the UART (timing())
+        self.chute_us = 0                            # exit nip -> latch, stop-and-go (timing())
         self.flipper_us = list(ld["flipper_us"])
         self.hold_us = ld["latch_us"]["hold"]
         self.release_us = ld["latch_us"]["release"]
@@ -291,13 +305,18 @@ class Escrows:
         self.drv.pulse(lt.ch_latch[station], lt.hold_us)
         self.releases += 1
         if self.clear is not None and not self.clear(station):
-            self.caught = code
-            raise MechanismFault(ESCROW, "a card (%s) is caught in escrow %d of the carousel's "
-                                         "loader: open the lid, take it out, put it face down on "
-                                         "top of the magazine, close the lid and feed again"
-                                 % (code_name(code), station))
+            raise self.caught_in(station, code)
         self.held[station] = None
         return clock.ticks_us()
+
+    def caught_in(self, station, code):
+        """The card `code` left in `station`'s escrow (its beam sees it after the latch closed
+        again): noted, and the fault that stops the reshuffle (hal/pipeline_rp2.py's too)."""
+        self.caught = code
+        return MechanismFault(ESCROW, "a card (%s) is caught in escrow %d of the carousel's "
+                                      "loader: open the lid, take it out, put it face down on "
+                                      "top of the magazine, close the lid and feed again"
+                              % (code_name(code), station))
 
 
 def code_name(code):
@@ -329,10 +348,12 @@ class StationCarousel(Carousel):
         self.end_us = None                   # ticks_us when the last padded move ends
         self.used = [0] * lt.stations
         self.where = {}                      # plan slot -> pocket (use())
+        self.plan = None                     # ... of this plan
 
     def use(self, plan):
         """The reshuffle's plan: where each of its slots' cards goes."""
         self.where = self.fast.park_map(plan.drops())
+        self.plan = plan
 
     def under(self, pocket, station):
         """The pocket at station 0 when `pocket` is under `station`."""
@@ -357,14 +378,14 @@ class StationCarousel(Carousel):
         last reshuffle left the ring); the servo driver started first, after power-up."""
         if not self.esc.drv.started:
             self.esc.start()
-        count = self.pockets is None and self.pockets_seen is not None
-        if count:
-            self.pockets_seen.start()
+        sensor = self.pockets_seen if self.pockets is None else None  # (only after power-up)
+        if sensor is not None:
+            sensor.start()
         t0 = self.clock.ticks_us()
         Carousel.home(self)
         self._until(t0, self.lt.home_ms)
-        if count:
-            self.pocket_count = self.pockets_seen.seen()
+        if sensor is not None:
+            self.pocket_count = sensor.seen()
 
     def _move(self, steps, forward, rate=None, stop=False):
         """Carousel._move; the driver's enable is a servo driver's output, which changes at
@@ -405,7 +426,12 @@ class StationCarousel(Carousel):
             self.pockets = None
             self._fail(LOST_STEPS if self.slot_at() < 0 else "carousel_pocket",
                        "a card waits in escrow %d away from its pocket %d" % (j, pocket))
-        end = self.end_us if self.end_us is not None else self.clock.ticks_us()
+        # the card slides down the chute from the exit nip onto its latch meanwhile: the latch
+        # lets go once it is there (the card's path stopped at the hold: its move is done)
+        now = self.clock.ticks_us()
+        end = self.clock.ticks_add(now, self.lt.chute_us + self.lt.lead_us)
+        if self.end_us is not None and self.clock.ticks_diff(self.end_us, end) > 0:
+            end = self.end_us
         self.esc.release_at(j, code, end, self.idle)
         self.pockets[slot] = code
         self.t_fill = None   # the card is in: the ring may turn at once
@@ -456,21 +482,32 @@ class StationCarousel(Carousel):
 
 class LoaderMechanism(ShufflingMechanism):
     """hal.carousel_rp2.ShufflingMechanism on revision D's StationCarousel: each reshuffle's
-    plan is given to the carousel (where its cards go) before its cards move."""
+    plan is given to the carousel (where its cards go) before its cards move, and its cards go
+    in through the pipeline (hal/pipeline_rp2.py: the feed, the reader on the fly, the ring and
+    the latches at once on different cards), made at the first reshuffle."""
 
-    def _shuffle(self, job):
+    pipe = None
+
+    def _load_all(self, job):
+        """The cards still to load, through the pipeline, into the pockets of the plan's
+        order (StationCarousel.use)."""
         self.carousel.use(job.plan)
-        ShufflingMechanism._shuffle(self, job)
+        if job.left:
+            self._load_run(job.left, job.plan)
 
-    def _load_one(self, job):
-        """ShufflingMechanism._load_one; a card caught in an escrow is asked back as a
-        rejected card is: the operator puts it on the magazine, the reader reads it again."""
+    def _load_run(self, left, plan):
+        """The cards `left` (codes, taken out as they go in) from the magazine into the pockets
+        `plan` gives them, through the pipeline; a card caught in an escrow is asked back as a
+        rejected card is (the operator puts it on the magazine, the reader reads it again)."""
+        self.retries = 0
+        self._ready()  # the lid, the path clear, the magazine, the reader, the pick roller home
+        if self.pipe is None:
+            from hal.pipeline_rp2 import Pipeline
+
+            self.pipe = Pipeline(self, self.carousel)
         try:
-            ShufflingMechanism._load_one(self, job)
+            self.pipe.run(left, plan.slot_of, len(left))
         except MechanismFault as e:
-            code = self.carousel.esc.caught
-            if e.kind == ESCROW and code is not None and self.expect is not None:
-                self.expect.add(code)
-                self.unread += 1
+            if e.kind == ESCROW:
                 self.carousel.esc.caught = None
             raise

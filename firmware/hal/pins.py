@@ -405,10 +405,6 @@ def _check_loader(data, sigs, p):
     cs = data.get("carousel_stepper")
     if ld["fitted"] and not (isinstance(cs, dict) and cs.get("fitted") is True):
         p.append("loader.fitted needs carousel_stepper.fitted: revision D loads the carousel")
-    gt = data.get("gather_tray")
-    if ld["fitted"] and isinstance(gt, dict) and gt.get("fitted") is True:
-        p.append("loader and gather_tray both fitted: revision D with the gather tray is not "
-                 "built on the Pico yet (hal/loader_rp2.py); fit one of them")
     i2c = ld.get("i2c")
     if not isinstance(i2c, dict) or i2c.get("id") not in (0, 1):
         p.append("loader.i2c.id must be 0 or 1 (the RP2040's I2C0 or I2C1)")

@@ -88,7 +88,10 @@ def wire(hal, pinmap=None):
             hal.carousel = Carousel(cst, beam(hal, cs.index, t.beam_us), beams.lid, gate,
                                     hal.clock, ct, hal.tick)
         if "gather_tray" in pm and pm.gather_tray.fitted:  # two decks (revision C), on demand
-            from hal.decks_rp2 import fit
+            if "loader" in pm and pm.loader.fitted:  # ... on revision D's loader
+                from hal.decks_d_rp2 import fit
+            else:
+                from hal.decks_rp2 import fit
 
             hal.mech = fit(hal, args)
         elif "loader" in pm and pm.loader.fitted:

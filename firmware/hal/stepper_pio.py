@@ -104,10 +104,17 @@ def isqrt(n):
 
 def plan_rate(done, total, cruise, accel, floor):
     """The speed for the segment starting at step `done` of a move of `total` steps: a
-    trapezoid from standstill, limited by cruise and by the braking distance left."""
-    up = isqrt(2 * accel * (done + SEG // 2))
+    trapezoid from standstill, limited by cruise and by the braking distance left. (Past the
+    ramp's length the cruise is taken without its square root: 2 x accel x steps would pass
+    MicroPython's small ints, 2**30, and allocate, on a long move such as revision D's feed.)"""
+    ramp = cruise * cruise // (2 * accel) + 1
+    at = done + SEG // 2
+    up = cruise if at >= ramp else isqrt(2 * accel * at)
     left = total - done
-    down = isqrt(2 * accel * max(left - SEG // 2, 0)) if left > 0 else 0
+    if left - SEG // 2 >= ramp:
+        down = cruise
+    else:
+        down = isqrt(2 * accel * max(left - SEG // 2, 0)) if left > 0 else 0
     v = min(cruise, up, max(down, floor))
     return max(v, floor)
 
@@ -140,7 +147,13 @@ class Stepper:
         self.total = 0           # target of the move, steps
         self.pushed = 0          # steps queued so far
         self.done = 0            # steps of segments the PIO reported finished
-        self.queue = []          # [steps, half, expected start us] queued, oldest first
+        # the segments queued, oldest first: a ring of QUEUE + 1 made once (no allocation as
+        # the motor runs): steps, half, expected start us; head, how many
+        self.qn = [0] * (QUEUE + 1)
+        self.qh = [0] * (QUEUE + 1)
+        self.qt = [0] * (QUEUE + 1)
+        self.head = 0
+        self.count = 0
         self.rate = self.cruise
         self.enabled = False
         self.en.value(1 - enable_level)
@@ -152,7 +165,7 @@ class Stepper:
     def start(self, steps, forward=True, rate=None, accel=None):
         """Begin a move of `steps` steps (the motor must be still); rate and accel: this move's
         cruise (at most max_rate) and acceleration, else the stepper's."""
-        if self.queue:
+        if self.count:
             raise RuntimeError("the stepper is still moving")
         self.forward = forward
         self.dir.value(self.fwd if forward else 1 - self.fwd)
@@ -168,38 +181,48 @@ class Stepper:
         self.total = max(steps, self.pushed)
 
     def moving(self):
-        return bool(self.queue) or self.pushed < self.total
+        return self.count > 0 or self.pushed < self.total
+
+    def _finished(self):
+        """The oldest queued segment is done."""
+        if self.count:
+            self.done += self.qn[self.head]
+            self.head = (self.head + 1) % (QUEUE + 1)
+            self.count -= 1
 
     def pump(self):
         """Collect finished segments, queue the next ones. True while the move goes on."""
         sm = self.sm
         while sm.rx_fifo():
             sm.get()
-            if self.queue:
-                self.done += self.queue.pop(0)[0]
-        while self.pushed < self.total and sm.tx_fifo() < QUEUE and len(self.queue) < QUEUE + 1:
+            self._finished()
+        while self.pushed < self.total and sm.tx_fifo() < QUEUE and self.count < QUEUE + 1:
             n = min(SEG, self.total - self.pushed)
             v = plan_rate(self.pushed, self.total, self.rate, self.acc, self.floor)
             half = half_for(v)
             now = self.clock.ticks_us()
             t = now
-            if self.queue:
-                last = self.queue[-1]
-                end = self.clock.ticks_add(last[2], segment_us(last[0], last[1]))
+            if self.count:
+                k = (self.head + self.count - 1) % (QUEUE + 1)
+                end = self.clock.ticks_add(self.qt[k], segment_us(self.qn[k], self.qh[k]))
                 if self.clock.ticks_diff(end, now) > 0:
                     t = end
             sm.put(segment(n, half))
-            self.queue.append([n, half, t])
+            k = (self.head + self.count) % (QUEUE + 1)
+            self.qn[k] = n
+            self.qh[k] = half
+            self.qt[k] = t
+            self.count += 1
             self.pushed += n
         return self.moving()
 
     def position(self):
         """Steps made so far in this move."""
-        q = self.queue
-        if not q:
+        if not self.count:
             return self.done
-        n, half, t = q[0]
-        el = self.clock.ticks_diff(self.clock.ticks_us(), t)
+        n = self.qn[self.head]
+        half = self.qh[self.head]
+        el = self.clock.ticks_diff(self.clock.ticks_us(), self.qt[self.head])
         if el <= 0:
             return self.done
         k = el * CYCLES_US // (2 * half)
@@ -212,12 +235,11 @@ class Stepper:
         sm.active(0)
         while sm.rx_fifo():  # segments that finished since the last pump()
             sm.get()
-            if self.queue:
-                self.done += self.queue.pop(0)[0]
+            self._finished()
         pos = self.position()
         self.restart()   # StateMachine.init(): FIFOs cleared, back to the pull, STEP low
         sm.active(1)
-        self.queue = []
+        self.count = 0
         self.done = pos
         self.pushed = pos
         self.total = pos

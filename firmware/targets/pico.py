@@ -11,8 +11,10 @@ module("hal/stepper_pio.py")
 module("hal/led_pio.py")
 module("hal/carousel_rp2.py")
 module("hal/decks_rp2.py")  # two decks (revision C): imported only when gather_tray is fitted
+module("hal/decks_d_rp2.py")  # two decks on revision D: imported only when both are fitted
 module("hal/loader_rp2.py")  # revision D's escrows: imported only when loader is fitted
 module("hal/loader_board.py")  # ... and its parts on the reader board ($PK, $EB)
+module("hal/pipeline_rp2.py")  # revision D's pipelined card path: at the first reshuffle, when loader is fitted
 module("hal/fastpath.py")   # ... and its timing figures (read then, from fastpath.json)
 module("fastpath.json")
 module("board.py")  # the pin map, checked and its budget worked out when the image was built
