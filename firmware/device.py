@@ -446,8 +446,10 @@ def _on_demand(dev, name, args=()):
             module = own
     import gc
 
-    gc.collect()  # the module goes into the heap's low holes, and what its command keeps (config
-    # loads the engine's table) next to the rest, not above it with the module's room below
+    gc.collect()  # the module goes into the heap's low holes
+    for command, kept in _KEEPS:  # what the command keeps loads first, beside the rest of the
+        if command == name:  # live heap: not above the module, whose room would become a hole
+            __import__(kept)  # below it (a Pico's largest block held at 40 KB after config)
     mod = __import__(module)
     try:
         fn = getattr(mod, name, None)
@@ -460,6 +462,8 @@ def _on_demand(dev, name, args=()):
 
 # commands with a module of their own: history (history.py), challenge and login (login.py)
 _OWN_MODULE = (("history", "history"), ("challenge", "login"), ("login", "login"))
+# modules an on-demand command keeps loaded: config's dry run of a hand loads the engine's table
+_KEEPS = (("config", "shoe.hand"),)
 
 
 def _flags(body):
