@@ -9,22 +9,17 @@ whole reshuffle and of each card's instant in its pocket (it must not depend on 
     python benchmarks/pico_loader.py [--plans N] [--quick]
 """
 import argparse
-import importlib.util
 import json
 import os
-import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def world():
     """tests/mp_loader_test.py as a module (the fakes, the world, reshuffle_figures)."""
-    sys.path[:0] = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol")]
-    spec = importlib.util.spec_from_file_location(
-        "loader_figures", os.path.join(ROOT, "tests", "mp_loader_test.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    from worlds import test_script
+
+    return test_script("mp_loader_test", ROOT)
 
 
 def main():

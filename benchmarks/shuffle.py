@@ -67,14 +67,9 @@ def probe(cmd, n):
 
 def mechanism():
     """tests/mp_carousel_test.reshuffle_figures() under CPython (the fakes, the world)."""
-    import importlib.util
+    from worlds import test_script
 
-    sys.path[:0] = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "protocol")]
-    spec = importlib.util.spec_from_file_location(
-        "carousel_figures", os.path.join(ROOT, "tests", "mp_carousel_test.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m.reshuffle_figures(52)
+    return test_script("mp_carousel_test", ROOT).reshuffle_figures(52)
 
 
 def main():

@@ -38,7 +38,6 @@ the PIO timing model, the slow part of a full run) over N plans instead of --pla
 
 import argparse
 import collections
-import importlib.util
 import json
 import os
 import random
@@ -54,13 +53,9 @@ TABLE = os.path.join(ROOT, "hardware", "table.json")
 def fake_world(root):
     """tests/mp_carousel_test.py of the tree at root as a module under CPython (its fakes,
     its world, its firmware)."""
-    for p in (os.path.join(root, "tests"), os.path.join(root, "protocol")):
-        sys.path.insert(0, p)
-    spec = importlib.util.spec_from_file_location(
-        "carousel_figures", os.path.join(root, "tests", "mp_carousel_test.py"))
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    from worlds import test_script  # (beside this file; the tests load this one by its path)
+
+    return test_script("mp_carousel_test", root)
 
 
 def deal_figures(m, seats=9):
