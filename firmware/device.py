@@ -437,19 +437,19 @@ class Device(Events, Play):
 
 
 def _on_demand(dev, name, args=()):
-    """A handler not resident: a function in a module of its own (_OWN_MODULE), else rare.py's
+    """A handler not resident: a function in a module of its own (_ON_DEMAND), else rare.py's
     function of that name. The module is imported for the call and let go after it (a Pico holds a
     module's bytecode in its heap), so a hand never pays for it."""
-    module = "rare"
-    for command, own in _OWN_MODULE:
-        if command == name:
-            module = own
+    module, kept = "rare", None
+    for row in _ON_DEMAND:
+        if row[0] == name:
+            module, kept = row[1], row[2]
     import gc
 
     gc.collect()  # the module goes into the heap's low holes
-    for command, kept in _KEEPS:  # what the command keeps loads first, beside the rest of the
-        if command == name:  # live heap: not above the module, whose room would become a hole
-            __import__(kept)  # below it (a Pico's largest block held at 40 KB after config)
+    if kept is not None:  # what the command keeps loads first, beside the rest of the live
+        __import__(kept)  # heap: not above the module, whose room would become a hole below
+        # it (a Pico's largest block held at 40 KB after config)
     mod = __import__(module)
     try:
         fn = getattr(mod, name, None)
@@ -460,10 +460,10 @@ def _on_demand(dev, name, args=()):
         release(module)
 
 
-# commands with a module of their own: history (history.py), challenge and login (login.py)
-_OWN_MODULE = (("history", "history"), ("challenge", "login"), ("login", "login"))
-# modules an on-demand command keeps loaded: config's dry run of a hand loads the engine's table
-_KEEPS = (("config", "shoe.hand"),)
+# (command, its module, a module it keeps loaded) where not (command, "rare", None): history
+# (history.py), challenge and login (login.py); config's dry run of a hand keeps the engine's table
+_ON_DEMAND = (("history", "history", None), ("challenge", "login", None),
+              ("login", "login", None), ("config", "rare", "shoe.hand"))
 
 
 def _flags(body):
