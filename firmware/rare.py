@@ -228,18 +228,14 @@ def restore(dev):
     if j.hand is None:  # the last hand is over: its events are held until the host has them,
         # and nothing of it is dealt again, so the engine is not loaded for it (it loads with
         # the next hand: docs/deploy.md, "The memory budget"); the journal keeps its record
-        dev._count(oh.entries, audit=False)
-        dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
-        dev.logged = len(oh.entries) // 4
-        if oh.reply is not None:
-            dev.replies = [oh.reply]
+        _hold(dev, oh)
         if j.dealt and dev.config is not None and dev.config[2]:  # not configured since: the
             # next hand's button follows this hand's, as when the hand is in the heap (play.py)
             button = json.loads(oh.config)[2]
             dev.config[2] = button if _last_status(oh.entries) == MISDEAL else \
                 _next_seat(dev.config[1], button)
         return
-    caught = j.hand is not None and j.hand.feeding >= 0  # a feed was under way
+    caught = oh.feeding >= 0  # a feed was under way
     settle = dev.mech.inspect() if caught else []  # what the output sensor and reader see
     try:
         rng = dev.hal.rng(None)
@@ -259,29 +255,33 @@ def restore(dev):
     dev.hand = hand
     if dev.config is not None and hand.button:  # (the journal's is the configured button)
         dev.config[2] = hand.button
-    dev._count(oh.entries, audit=False)  # the counters were saved when this hand began
-    dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
-    dev.logged = len(oh.entries) // 4
+    _hold(dev, oh)
     dev.rec.logged = dev.logged
     dev.rec.image = bytearray(oh.image) if oh.image is not None else None
+    if oh.damaged is not None:  # rebuilt from the records that verify: the floor
+        dev._latch("journal: a damaged record in block %d at offset %d of hand %d: "
+                   "the hand was rebuilt from the records that verify; check the "
+                   "table against it" % (oh.damaged[0], oh.damaged[1], oh.number))
+    if settle is None:
+        dev.recovery = "a card may have left during the power cut: check the output " \
+                       "and send recover with the card found there (or none)"
+    else:
+        found = [c for c in settle if hand.z.where[c & 63] == 0]
+        if found:
+            hand._proc("card-settled")
+        _deliver(dev, found)
+    dev.collect()
+    dev.rec.commit(hand)
+
+
+def _hold(dev, oh):
+    """The restored hand's events held until the host has them (the counters were saved when
+    it began), and the reply to its last command."""
+    dev._count(oh.entries, audit=False)
+    dev.held = [[oh.first_event, oh.number, bytearray(oh.entries)]]
+    dev.logged = len(oh.entries) // 4
     if oh.reply is not None:
         dev.replies = [oh.reply]
-    if j.hand is not None:
-        if j.hand.damaged is not None:  # rebuilt from the records that verify: the floor
-            dev._latch("journal: a damaged record in block %d at offset %d of hand %d: "
-                       "the hand was rebuilt from the records that verify; check the "
-                       "table against it" % (j.hand.damaged[0], j.hand.damaged[1],
-                                             oh.number))
-        if settle is None:
-            dev.recovery = "a card may have left during the power cut: check the output " \
-                           "and send recover with the card found there (or none)"
-        else:
-            found = [c for c in settle if hand.z.where[c & 63] == 0]
-            if found:
-                hand._proc("card-settled")
-            _deliver(dev, found)
-        dev.collect()
-        dev.rec.commit(hand)
 
 
 def _last_status(entries):
