@@ -67,8 +67,9 @@ FIGURES = {
 
 def test_every_benchmark_has_a_quick_test():
     scripts = {n for n in os.listdir(BENCH) if n.endswith(".py")}
-    helpers = {"engine_mp.py", "flash_mp.py", "betting_mp.py"}  # run by engine.py, flash.py
-    #                                                             and betting.py
+    helpers = {"engine_mp.py", "flash_mp.py", "betting_mp.py",  # run by engine.py, flash.py
+               "worlds.py"}  # and betting.py; worlds.py: imported by shuffle.py, table.py and
+    #                          pico_loader.py
     own = {"memory.py": "test_memory_bench.py", "room.py": "test_room_bench.py"}
     for script, test in own.items():  # quick runs with tests of their own
         assert os.path.exists(os.path.join(ROOT, "tests", test)), test
