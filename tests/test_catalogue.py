@@ -106,6 +106,33 @@ class FakeShoe(Client):
         return (W.PROTOCOL_VERSION, "9.9.9", "shoe-x", W.CAP_SIM, self.doc[offset:offset + 150])
 
 
+def test_identify_serves_a_chunk_without_building_the_document(monkeypatch):
+    """A Pico's identify made the whole document (and its messages array) at each call: about
+    10 KB live at once, the peak of its heap through a hand (rp2 port in rp2040js). The chunk is
+    now cut from pieces of a row at most, byte for byte the document's."""
+    import json as J
+
+    doc = K.catalogue_json()
+    longest = [0]
+    dumps = J.dumps
+
+    def measured(obj, *a, **k):
+        text = dumps(obj, *a, **k)
+        longest[0] = max(longest[0], len(text))
+        return text
+
+    monkeypatch.setattr(J, "dumps", measured)
+    monkeypatch.setattr(K, "catalogue_json", None)  # identify never asks for the whole of it
+    got = b""
+    while True:
+        chunk = W.decode_reply(K.identify_reply(len(got), "0.1.0", "shoe-0042", 0), "BssIy")[1][4]
+        if not chunk:
+            break
+        got += chunk
+    assert got == doc and len(doc) > 4000
+    assert 0 < longest[0] < 256, "identify made a text of %d B" % longest[0]
+
+
 def test_a_matching_shoe_costs_one_identify_call():
     shoe = FakeShoe(K.catalogue_json())
     assert served_digest(shoe.doc[:150]) == own_digest()
