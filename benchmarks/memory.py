@@ -34,6 +34,7 @@ the virtual shoe's heap, no bisection of the smallest heap.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,7 @@ def _fake_board_figure(name):
 
 PICO_HEAP = _fake_board_figure("HEAP_POOL")
 PICO_BASE = PICO_HEAP - _fake_board_figure("HEAP_FREE_AT_REPL")  # the bare REPL's share
+UNIX_BLOCK = 32          # a GC block of the 64-bit unix port (4 words; the Pico's is 16 B)
 STOCK_BLOCKS = 352       # the stock RPI_PICO storage region: 1408 KB of 4 KB blocks
 SMALL_BLOCKS = 48        # the 192 KB filesystem the old docs' _boot.py made
 # the session's heaps; the last is what the virtual shoe runs with (host/facedown/virtualshoe.py,
@@ -337,19 +339,14 @@ if MODULES:  # (its own lists cost a little: the other runs give the totals)
 
 
 def largest_free():
-    """The largest block the heap can give now (a bytearray's data), by bisection."""
+    """The GC's own count of its longest run of free blocks (gc_info's max_free, what
+    micropython.mem_info() prints as "max free sz"; run_pico reads it): nothing is allocated to
+    measure it (a bisection by bytearray can keep its own block alive through a stale reference
+    and split the very heap it measures, as it did on the rp2 port in rp2040js)."""
+    import micropython
+
     gc.collect()
-    lo, hi = 0, gc.mem_free()
-    while hi - lo > 16:
-        mid = (lo + hi) // 2
-        try:
-            block = bytearray(mid)
-            block = None
-            lo = mid
-        except MemoryError:
-            hi = mid
-        gc.collect()
-    return lo
+    micropython.mem_info()
 
 
 try:
@@ -386,7 +383,7 @@ try:
     OUT["h0"] = H0
     if LARGEST:
         OUT["free"] = gc.mem_free()
-        OUT["largest"] = largest_free()
+        largest_free()
 except Exception as e:
     OUT["error"] = repr(e)
 print(json.dumps(OUT))
@@ -498,7 +495,11 @@ def run_pico(folder, rom=False, mode=None, heap="1M"):
                           cwd=folder, capture_output=True, text=True, timeout=300)
     for line in proc.stdout.splitlines()[::-1]:
         if line.startswith("{"):
-            return json.loads(line)
+            out = json.loads(line)
+            blocks = re.search(r"max free sz: (\d+)", proc.stdout)  # (largest_free)
+            if mode == "largest" and "error" not in out and blocks:
+                out["largest"] = int(blocks.group(1)) * UNIX_BLOCK
+            return out
     return {"error": (proc.stderr or proc.stdout).strip()[-300:]}
 
 
