@@ -276,7 +276,7 @@ import rp2
 JOURNAL_AT = 1024 * 1024  # the journal's partition in the storage (board.py)
 ROM = "rom" in sys.argv
 MODULES = "modules" in sys.argv  # each module's own import cost (a hook on __import__)
-LARGEST = "largest" in sys.argv  # the largest free block after boot (a bytearray bisection)
+LARGEST = "largest" in sys.argv  # the largest free block after boot (the GC's own count: largest_free)
 if ROM:  # the modules from a ROMFS image, executed in place (its bytes are flash on a Pico)
     import vfs
     with open("ROMFS_IMAGE", "rb") as f:
