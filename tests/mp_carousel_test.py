@@ -3,13 +3,6 @@
 # Rp2Hal built from hardware/pinmap.json with carousel_stepper.fitted set (revision B), in the
 # world of tests/mp_rp2_world.py plus a model of the carousel (CarouselWorld). Prints "OK" at
 # the end; any failure raises.
-import sys
-
-if sys.implementation.name != "micropython" and __name__ == "mp_carousel_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module, leave sys.path alone
-
-    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
 from mp_rp2_world import PINS, main, signal_maps  # noqa: E402

@@ -4,13 +4,6 @@
 # The fitted shoe of tests/mp_carousel_test.py with the gather tray fitted too, in its world
 # plus a model of the reader board's side (GatherWorld: the clutches, the gather tray, the back
 # sensor). Prints "OK" at the end; any failure raises.
-import sys
-
-if sys.implementation.name != "micropython" and __name__ == "mp_decks_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module, leave sys.path alone
-
-    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
 from mp_rp2_world import main  # noqa: E402

@@ -9,12 +9,6 @@
 #       record it stepped over, or "-"), "moves M" (the card moves it kept), "problems N"
 import sys
 
-if sys.implementation.name != "micropython" and __name__ == "mp_journal_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module
-
-    pytest.skip("a MicroPython script, run by tests/test_journal_mp.py", allow_module_level=True)
-
 sys.path.insert(0, sys.argv[1])
 
 from hal.flashdev import FileFlash  # noqa: E402

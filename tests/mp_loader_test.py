@@ -5,13 +5,6 @@
 # PCA9685 (tests/fakes/pca9685.py) on the fake machine.I2C at 0x40 drives the flipper, the two
 # escrows' latches, the gate and the carousel driver's enable; LoaderWorld models the Y-chute,
 # the escrows and the card's fall into its pocket. Prints "OK" at the end; any failure raises.
-import sys
-
-if sys.implementation.name != "micropython" and __name__ == "mp_loader_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module, leave sys.path alone
-
-    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
 from mp_rp2_world import main  # noqa: E402

@@ -9,12 +9,6 @@
 # scripts' cases keep their 256 KB margins. Prints "OK" at the end; any failure raises.
 import sys
 
-if sys.implementation.name != "micropython" and __name__ == "mp_pico_port_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module
-
-    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
-
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
 from mp_rp2_world import PINS, main, pin_map  # noqa: E402
 

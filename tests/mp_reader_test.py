@@ -6,12 +6,6 @@
 # with the card's play and some noise. Prints "OK" at the end; any failure raises.
 import sys
 
-if sys.implementation.name != "micropython" and __name__ == "mp_reader_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest: not a pytest module (tests/test_reader.py runs it)
-
-    pytest.skip("a script, run by tests/test_reader.py", allow_module_level=True)
-
 HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 # --image DIR: the reader board's flash laid out as reader/manifest.json says (its files only)
 IMAGE = sys.argv.pop(2) if sys.argv[1:2] == ["--image"] else None

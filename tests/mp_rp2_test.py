@@ -4,13 +4,6 @@
 # tests/mp_rp2_world.py: the card path, the reader, the watchdog, the flash, the ring
 # oscillator. Prints "OK" at the end; any failure raises.
 import io
-import sys
-
-if sys.implementation.name != "micropython" and __name__ == "mp_rp2_test" and \
-        "pytest" in sys.modules:
-    import pytest  # collected by pytest under CPython: not a pytest module, leave sys.path alone
-
-    pytest.skip("a MicroPython script, run by tests/test_rp2.py", allow_module_level=True)
 
 from mp_rp2_world import *  # noqa: E402,F401,F403  (the fakes, the firmware, the card path)
 from mp_rp2_world import PINS, main  # noqa: E402
