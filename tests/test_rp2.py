@@ -166,15 +166,16 @@ def test_program_assembles_as_an_independent_assembler(fakes):
     # the encodings of the RP2040 datasheet (3.4) and MicroPython's documented example
     assert rp2.asm_pio_encode("set(0, 1)", 0) == 57345
     assert prog.words[0] == 0x80A0          # pull block
-    assert prog.words[-1] == 0x8000         # push noblock
+    assert prog.words[-1] == 0x8020         # push block
     assert prog.words[2] == 0xE001          # set pins, 1
     assert len(prog.words) <= 32
 
 
-def _emulate(sp, words, cycles):
+def _emulate(sp, words, cycles, drain=False):
     """Runs the program in pioemu with `words` in the TX FIFO (all of them at the start: the
     FIFO's 4 places are refilled in time by the CPU on the board). Returns (rising edges,
-    falling edges) in cycles, the final state."""
+    falling edges) in cycles, the final state. drain: the CPU reads each token as it comes
+    (Stepper.pump() does: the program's push waits while the RX FIFO's 4 places are full)."""
     pioemu = pytest.importorskip("pioemu")
     prog = sp.step_pulses
     pin = 2
@@ -191,6 +192,8 @@ def _emulate(sp, words, cycles):
             (rises if v else falls).append(before.clock)
             level = v
         last = after
+        if drain:
+            after.receive_fifo.clear()
     return rises, falls, last
 
 
@@ -229,6 +232,22 @@ def test_pulses_in_the_emulator(fakes, pinmap):
     assert sp.rate_of(sp.half_for(fs["max_steps_per_s"])) <= fs["max_steps_per_s"]
     # after the last segment: STEP low, the program waiting at its pull
     assert (last.pin_values >> 2) & 1 == 0 and last.program_counter == 0
+
+
+def test_the_token_waits_for_room_in_the_emulator(fakes):
+    """Nobody reads the tokens: the RX FIFO fills at 4, the fifth segment still runs (it was
+    pulled), and the program waits at its push, STEP low, instead of dropping the token; read
+    one, and it goes on."""
+    machine, rp2, sp = fakes
+    segs = [(3, sp.MIN_HALF)] * 6
+    words = [sp.segment(n, h) for n, h in segs]
+    total = sum(n * 2 * h + sp.GAP for n, h in segs)
+    rises, _, last = _emulate(sp, words, total + 50)
+    assert len(rises) == 5 * 3 and list(last.receive_fifo) == [0] * 4
+    assert (last.pin_values >> 2) & 1 == 0
+    assert sp.step_pulses.words[last.program_counter] >> 13 == 0b100  # at the push
+    rises, _, last = _emulate(sp, words, total + 50, drain=True)
+    assert len(rises) == 6 * 3 and last.program_counter == 0
 
 
 @pytest.fixture()
@@ -328,6 +347,41 @@ def _move_on_the_fake(machine, rp2, sp, sm_id, gpio, steps, cruise, accel, max_r
     return puts, [sp.unword(w) for w in puts], sm
 
 
+def test_a_cpu_away_longer_than_the_queue_loses_no_step(fakes, pinmap):
+    """The CPU away from pump() for longer than every queued segment takes (a collection of a
+    Pico's heap: 8.4 ms in the rp2040js lab, against 5 segments of 2 ms at cruise): each segment
+    still reports its end, and the move ends with every step counted. The RX FIFO holds 4
+    tokens (rp2 StateMachine, unjoined FIFOs) and up to QUEUE + 1 segments are outstanding: with
+    push(noblock) the fifth token was dropped and the move never ended (the lab's deal hung at
+    its first card)."""
+    machine, rp2, sp = fakes
+    fs = pinmap["feed_stepper"]
+    clock = machine.Clock()
+    step = machine.Pin(2, machine.Pin.OUT)
+    sm = rp2.StateMachine(fs["pio_sm"], sp.step_pulses, freq=sp.STEP_HZ, set_base=step)
+    sm.active(1)
+    st = sp.Stepper(sm, machine.Pin(3, machine.Pin.OUT), machine.Pin(4, machine.Pin.OUT), clock,
+                    fs["cruise_steps_per_s"], fs["accel_steps_per_s2"], fs["max_steps_per_s"],
+                    lambda: sm.init(sp.step_pulses, freq=sp.STEP_HZ, set_base=step))
+    st.enable(True)
+    steps = fs["steps_per_card"]
+    st.start(steps)
+    away = 0
+    for _ in range(200000):
+        if not st.pump():
+            break
+        assert st.position() <= st.pushed  # (the loop's own time: each ticks_us costs 50 us)
+        if st.count == sp.QUEUE + 1 and st.pushed > steps // 2 and away < 3:
+            queued = sum(sp.segment_us(st.qn[k], st.qh[k]) for k in range(sp.QUEUE + 1))
+            machine.board.advance_us(queued + 4000)  # away: every queued segment runs out
+            away += 1
+    else:
+        raise AssertionError("the move never ended: %d of %d steps counted, %d segments "
+                             "outstanding" % (st.done, steps, st.count))
+    assert away == 3
+    assert sm.steps == steps == st.position() == st.done
+
+
 def _check_ramps(sp, segs, total, cruise, accel, max_rate):
     """The pulse train of a move: `total` steps, cruise as asked and never over max_rate, the
     ramps within the acceleration from standstill and to the stop, up then down, no jerk."""
@@ -349,7 +403,8 @@ def _check_ramps(sp, segs, total, cruise, accel, max_rate):
 
 
 def _check_first_segments_emulated(sp, puts, segs, k=6):
-    rises, _, _ = _emulate(sp, puts[:k], sum(n * 2 * h + sp.GAP for n, h in segs[:k]) + 10)
+    rises, _, _ = _emulate(sp, puts[:k], sum(n * 2 * h + sp.GAP for n, h in segs[:k]) + 10,
+                           drain=True)
     assert len(rises) == sum(n for n, _ in segs[:k])
     gaps = [b - a for a, b in zip(rises, rises[1:])]
     assert all(g2 <= g1 + sp.GAP for g1, g2 in zip(gaps, gaps[1:])), gaps

@@ -11,6 +11,11 @@
 # STEP_HZ / (2 * half) steps/s), then pushes one word to its RX FIFO: a token saying the segment
 # is finished, so the CPU knows exactly how far the motor has gone. Between segments the pin
 # stays low for 3 extra cycles (push, pull, out); with an empty FIFO it waits, low, at the pull.
+# The push blocks while the RX FIFO is full (4 words): up to QUEUE + 1 segments are outstanding,
+# and a CPU away for all of them (a collection of a Pico's heap takes 8.4 ms, five segments at
+# cruise 10 ms) would otherwise lose the fifth token, and the move would never end (it hung the
+# first card of a deal on the real rp2 port in the rp2040js lab). The state machine then waits,
+# STEP low, only once every queued segment has run: the motor stops there either way.
 # A move is a stream of short segments (an acceleration ramp, cruise, a deceleration ramp)
 # planned here and kept topped up by Stepper.pump(); the queue holds QUEUE segments ahead.
 #
@@ -51,7 +56,7 @@ def step_pulses():
     label("low")
     jmp(y_dec, "low")
     jmp(x_dec, "step")
-    push(noblock)           # segment done: one token for the CPU (dropped if nobody reads)
+    push(block)             # segment done: one token for the CPU (waits while the RX FIFO is full)
 
 
 def half_for(rate):

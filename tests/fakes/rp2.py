@@ -447,12 +447,21 @@ class StateMachine:
         return None
 
     # the timing model of hal/stepper_pio.step_pulses
+    def _push_blocks(self):
+        """The program's `push` waits while the RX FIFO is full (its Block bit, RP2040
+        datasheet 3.4.6: PUSH is 0b100, bit 7 clear, Block bit 5), else drops the word."""
+        return any(w >> 13 == 0b100 and not w & 0x80 and w & 0x20 for w in self.program.words)
+
     def _next_ns(self):
         if not self._active or self.program is None:
             return None
         s = self.seg
         if s is not None:
-            return s[2] if s[0] > 0 else s[3]
+            if s[0] > 0:
+                return s[2]
+            if len(self.rx) >= self._depth("rx") and self._push_blocks():
+                return None  # stalled at the push until the CPU reads a token
+            return s[3]
         if self.tx:
             return max(self.t_free, machine.board.ns)
         return None
@@ -473,10 +482,10 @@ class StateMachine:
             s[2] += 2 * s[1] * c
             self.steps += 1
             b.step(self, self.set_base)
-        else:  # push(noblock): the token, dropped if the RX FIFO is full
-            if len(self.rx) < self._depth("rx"):
+        else:  # the push: the token (push(noblock) drops it if the RX FIFO is full; a
+            if len(self.rx) < self._depth("rx"):  # blocking push is only fired with room)
                 self.rx.append(0)
-            self.t_free = s[3] + c
+            self.t_free = b.ns + c  # (later than s[3] + c when the push waited for room)
             self.seg = None
 
 
