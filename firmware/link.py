@@ -40,7 +40,7 @@ class Link:
 
     def service(self):
         """One round: read what arrived, answer commands, send events. True if it did work."""
-        work = self.receive()
+        work = self.received(self.port.read_into(self.inbuf))
         while self.queue and not self.busy:
             seq, body, ftype = self.queue.pop(0)
             self.command(seq, body, ftype)
@@ -53,13 +53,17 @@ class Link:
 
     def idle(self):
         """Called by the mechanism while a card is in flight: keep the link alive and stream the
-        events of the operation in progress (committed before they are sent)."""
-        self.receive()
+        events of the operation in progress (committed before they are sent). This runs at the
+        bottom of the deepest stack the shoe makes (the link, a command, the engine, the feed,
+        the reader's wait), and a Pico's C stack is 8 KB, each Python call level about 250 B of
+        it (rp2040js lab): the port is read in line, by every caller of received()."""
+        self.received(self.port.read_into(self.inbuf))
         if self.dev.collect_now():
             self.send_events(now=True)  # live: the card that just came out
 
-    def receive(self):
-        n = self.port.read_into(self.inbuf)
+    def received(self, n):
+        """The n bytes read into inbuf (port.read_into, by the caller: one call level less on
+        the stack the commands run on): their frames handled. True if there were any."""
         if not n:
             if self.dec.pending() and self.clock.ticks_diff(self.clock.ticks_ms(), self.t_rx) > \
                     wire.IDLE_TIMEOUT_MS:
@@ -162,7 +166,7 @@ class Link:
                 max(self.rto.rto, ACK_WAIT_MS):
             # the ACK may be in the line already, unread while a command kept the shoe busy
             # (a stop waits for the mechanism for a second or more): read it first
-            self.receive()
+            self.received(self.port.read_into(self.inbuf))
             if not (dev.held and self.sent >= dev.oldest()):
                 return True
             self.retransmit()
@@ -207,6 +211,6 @@ class Link:
             if self.clock.ticks_diff(now, t) >= MAINT_QUIET_MS or \
                     self.clock.ticks_diff(now, t0) >= MAINT_MAX_MS:
                 return
-            if self.receive():
+            if self.received(self.port.read_into(self.inbuf)):
                 t = self.clock.ticks_ms()
             await asyncio.sleep_ms(1)

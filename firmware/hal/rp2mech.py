@@ -223,13 +223,24 @@ class Reader:
             wait()
 
     def read_card(self, wait):
-        """(code, face_up, confidence), UNREADABLE or SILENT."""
+        """(code, face_up, confidence), UNREADABLE or SILENT. (_await's loop in line: wait()
+        runs at the bottom of the shoe's deepest stack, Link.idle's comment.)"""
         heard = False
         for _ in range(self.retries + 1):
             self.seq = (self.seq + 1) & 0xFF
             seq = "%02X" % self.seq
             self._send(RD + "," + seq)
-            f = self._await(lambda f: f[0] == CD and len(f) in REPLY[RD][2] and f[1] == seq, wait)
+            f = None
+            t0 = self.clock.ticks_ms()
+            while f is None:
+                for g in self._frames():
+                    if g[0] == CD and len(g) in REPLY[RD][2] and g[1] == seq:
+                        f = g
+                        break
+                else:
+                    if self.clock.ticks_diff(self.clock.ticks_ms(), t0) >= self.timeout_ms:
+                        break
+                    wait()
             heard = heard or self.heard
             if f is None:
                 continue
@@ -296,14 +307,6 @@ class Diverter:
 
 # --------------------------------------------------------------------------------- USB port
 
-def _ready(poller):
-    """A byte is waiting. ipoll, not poll: poll(0) returns a new list at every call (the idle
-    loop's every poll), ipoll the poller itself, yielding a tuple it owns."""
-    for _ in poller.ipoll(0):
-        return True
-    return False
-
-
 class UsbPort:
     """The protocol on USB CDC: reads never block (a poller says when a byte is there). Every
     read feeds the watchdog, so a main loop that stops polling the line resets the Pico."""
@@ -327,7 +330,15 @@ class UsbPort:
             self.tick()
         n = 0
         size = len(buf)
-        while n < size and _ready(self.poller):
+        while n < size:
+            # a byte waiting? ipoll, not poll: poll(0) returns a new list at every call (the
+            # idle loop's every poll), ipoll the poller itself, yielding a tuple it owns. In
+            # line, not a function: the mechanism's waits read the line at the bottom of the
+            # shoe's deepest stack (Link.idle)
+            for _ in self.poller.ipoll(0):  # (a method call: no bound method is made)
+                break
+            else:
+                break
             b = self.inp.read(1)
             if not b:
                 break
