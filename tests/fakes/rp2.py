@@ -11,7 +11,9 @@
 #                a FIFO word (steps - 1 | (half - 4) << 16) gives `steps` rising edges of STEP,
 #                2 * half cycles apart, the first 2 cycles after the pull, then a token in the RX
 #                FIFO 2 + 2 * steps * half cycles after the pull and the next pull one cycle
-#                later. test_rp2.py checks this model against the program in the emulator.
+#                later; the RX FIFO holds 4 tokens (8 joined), and a full one stalls the push
+#                or drops the token as the program's Block bit says (_push_blocks).
+#                test_rp2.py checks this model against the program in the emulator.
 #   Flash        rp2.Flash(start=, len=) as ports/rp2/rp2_flash.c makes it (rp2_flash_make_new):
 #                offsets in the storage region (MICROPY_HW_FLASH_STORAGE_BYTES, 1408 KB on
 #                RPI_PICO: boards/RPI_PICO/mpconfigboard.cmake), start and len 4 KB aligned, else
